@@ -1,0 +1,46 @@
+"""Shared CLI helpers: resolving roots from -C, printing a Result as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from engram.core.results import Result
+from engram.core.roots import Roots
+
+
+def start_dir(args: argparse.Namespace) -> Path | None:
+    ws = getattr(args, "workspace", None)
+    if ws:
+        p = Path(ws)
+        if not p.is_dir():
+            from engram.core.errors import UsageError
+
+            raise UsageError(f"-C {ws}: not a folder")
+        return p
+    return None
+
+
+def roots_from(args: argparse.Namespace, *, require: bool = True) -> Roots:
+    from engram.core.roots import require_roots, resolve_roots
+
+    return require_roots(start_dir(args)) if require else resolve_roots(start_dir(args))
+
+
+def add_json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the result envelope as JSON")
+
+
+def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: bool = True) -> int:
+    """Print text (and warnings on stderr) or the JSON envelope; return the exit code."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(result.envelope(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        if result.text:
+            sys.stdout.write(result.text.rstrip("\n") + "\n")
+        for d in result.diagnostics:
+            if d.level in ("warning", "error"):
+                print(f"engram: {d.level}: {d.message}", file=sys.stderr)
+    return 0 if (result.ok or not exit_nonzero_when_not_ok) else 1

@@ -1,0 +1,103 @@
+"""`engram`: argument parsing and dispatch. The work lives in one module per command group."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# command -> module under engram.cli that registers it (imported only when needed)
+COMMANDS: dict[str, str] = {
+    "init": "init",
+    "inject": "init",
+    "load": "read",
+    "route": "read",
+    "search": "read",
+    "rebuild-index": "read",
+    "benchmark": "benchmark",
+    "verify": "verify",
+    "status": "status",
+    "config": "config",
+    "set-role": "config",
+    "set-rule-variant": "config",
+    "save": "write",
+    "save-session": "write",
+    "ss": "write",
+    "commit": "write",
+    "archive": "write",
+    "note": "write",
+    "promote": "write",
+    "link": "link",
+    "unlink": "link",
+    "upgrade": "link",
+    "doctor": "doctor",
+    "hook": "hook",
+    "set-read": "hook",
+    "set-proof": "hook",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _available_modules(names: Sequence[str]) -> list:
+    mods = []
+    for name in dict.fromkeys(names):
+        try:
+            mods.append(importlib.import_module(f"engram.cli.{name}"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"engram.cli.{name}":
+                raise
+    return mods
+
+
+def build_parser(command: str | None = None) -> Parser:
+    from engram import __version__
+
+    parser = Parser(
+        prog="engram", description="Human-owned, file-first memory for AI coding agents."
+    )
+    parser.add_argument("--version", action="version", version=f"engram {__version__}")
+    parser.add_argument("-C", "--workspace", metavar="DIR", help="run as if started in DIR")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    modules = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for mod in _available_modules(modules):
+        mod.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:  # hot path: hosts run this on every prompt
+        from engram.hooks.run import run_hook_command
+
+        return run_hook_command(args_list[1:])
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    if args_list[:1] in (["-C"], ["--workspace"]) and len(args_list) > 2:
+        command = next((a for a in args_list[2:] if not a.startswith("-")), None)
+    parser = build_parser(command)
+    args = parser.parse_args(args_list)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from engram.core.errors import EngramError
+
+    try:
+        return int(args.func(args) or 0)
+    except EngramError as exc:
+        print(f"engram: error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("engram: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

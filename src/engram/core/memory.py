@@ -1,0 +1,392 @@
+"""The Memory model: parse and render schema v3 (YAML front matter + Markdown body)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 3
+TYPES = ("rule", "skill", "knowledge")
+TYPE_ALIASES = {"workflow": "skill", "rules": "rule", "skills": "skill", "workflows": "skill"}
+ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+VARIANTS = ("light", "balanced", "strict")
+AUTHORITY_BY_TYPE = {"rule": "instruction", "skill": "instruction", "knowledge": "reference"}
+
+# Front matter keys in the order they are written.
+KEY_ORDER = (
+    "schema_version", "id", "type", "scope", "tier", "title", "tags", "triggers", "role",
+    "depends_on", "level", "authority", "confidence", "source", "revision", "created",
+    "updated", "valid_from", "valid_until", "last_confirmed", "objective", "supersedes",
+    "superseded_by", "archived_reason", "author_name", "author_email",
+)  # fmt: skip
+LIST_KEYS = ("tags", "triggers", "role", "depends_on")
+
+
+class MemoryParseError(ValueError):
+    """A memory file that cannot be read; carries the reason for verify/doctor."""
+
+
+@dataclass
+class Memory:
+    id: str
+    type: str
+    title: str = ""
+    scope: str = "workspace"
+    tags: list[str] = field(default_factory=list)
+    triggers: list[str] = field(default_factory=list)
+    role: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)
+    level: str = ""
+    authority: str = ""
+    confidence: str = ""
+    source: str = "manual"
+    revision: int = 1
+    created: str = ""
+    updated: str = ""
+    valid_from: str = ""
+    valid_until: str = ""
+    last_confirmed: str = ""
+    tier: str = ""  # "" durable, "working" for notes
+    objective: str = ""
+    supersedes: str = ""
+    superseded_by: str = ""
+    archived_reason: str = ""
+    author_name: str = ""
+    author_email: str = ""
+    content: str = ""  # the "## Content" section (bullets), or the whole body when unsectioned
+    variants: dict[str, str] = field(default_factory=dict)  # light/balanced/strict wordings
+    origin: str = ""
+    extra_sections: str = ""  # other "## " sections, kept verbatim
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown front matter keys, kept
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def is_working(self) -> bool:
+        return self.tier == "working"
+
+    def effective_authority(self) -> str:
+        return self.authority or AUTHORITY_BY_TYPE.get(self.type, "reference")
+
+    def expired(self, today: dt.date | None = None) -> bool:
+        if not self.valid_until:
+            return False
+        try:
+            until = dt.date.fromisoformat(self.valid_until[:10])
+        except ValueError:
+            return False
+        return until < (today or dt.date.today())
+
+    def variant_text(self, mode: str) -> str:
+        """The rule wording for a rule-variant mode (`off` renders balanced)."""
+        if not self.variants:
+            return ""
+        key = "balanced" if mode in ("off", "", None) else mode
+        return (
+            self.variants.get(key)
+            or self.variants.get("balanced")
+            or next(iter(self.variants.values()))
+        )
+
+
+def normalise_type(value: str) -> str | None:
+    v = (value or "").strip().lower()
+    v = TYPE_ALIASES.get(v, v)
+    return v if v in TYPES else None
+
+
+def today_iso() -> str:
+    return dt.date.today().isoformat()
+
+
+# ---------------------------------------------------------------- front matter
+
+_SIMPLE_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*))?$")
+_PLAIN_SCALAR = re.compile(r"^[^\"'\[\]{}&*!|>%@`#,][^:#]*$")
+
+
+def _fast_yaml(text: str) -> dict[str, Any] | None:
+    """Parse the flat subset Engram writes; return None to defer to a full YAML parser."""
+    out: dict[str, Any] = {}
+    current_list: list | None = None
+    for raw in text.split("\n"):
+        line = raw.rstrip()
+        if not line or line.lstrip().startswith("#"):
+            continue
+        if line.startswith(("  - ", "- ")) and current_list is not None:
+            item = line.split("- ", 1)[1].strip()
+            if not _PLAIN_SCALAR.match(item):
+                return None
+            current_list.append(item)
+            continue
+        m = _SIMPLE_KEY.match(line)
+        if not m:
+            return None
+        key, value = m.group(1), (m.group(2) or "").strip()
+        current_list = None
+        if value == "":
+            out[key] = current_list = []
+        elif value.startswith("[") and value.endswith("]"):
+            inner = value[1:-1].strip()
+            items = [i.strip() for i in inner.split(",")] if inner else []
+            if any(not i or not _PLAIN_SCALAR.match(i) for i in items):
+                return None
+            out[key] = items
+        elif _PLAIN_SCALAR.match(value) and ": " not in value:
+            out[key] = int(value) if value.isdigit() and len(value) < 10 else value
+        else:
+            return None
+    return out
+
+
+def _load_front_matter(text: str) -> dict[str, Any]:
+    data = _fast_yaml(text)
+    if data is not None:
+        return data
+    import yaml  # lazy: only unusual hand-written front matter pays for it
+
+    try:
+        loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise MemoryParseError(
+            f"front matter is not valid YAML: {str(exc).splitlines()[0]}"
+        ) from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise MemoryParseError("front matter must be a mapping of keys to values")
+    return loaded
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def _as_str(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    return str(value).strip()
+
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """Split `---` front matter from the body; tolerant of BOM and CRLF."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.startswith("---"):
+        raise MemoryParseError("missing YAML front matter (the file must start with a '---' line)")
+    first_nl = text.find("\n")
+    if first_nl < 0 or text[:first_nl].strip() != "---":
+        raise MemoryParseError("missing YAML front matter (the file must start with a '---' line)")
+    end = re.search(r"^(?:---|\.\.\.)\s*$", text[first_nl + 1 :], re.MULTILINE)
+    if not end:
+        raise MemoryParseError("front matter is not closed by a '---' line")
+    fm = text[first_nl + 1 : first_nl + 1 + end.start()]
+    body = text[first_nl + 1 + end.end() :].lstrip("\n")
+    return fm, body
+
+
+_VARIANT_LINE = re.compile(
+    r"^\s*[-*]?\s*\**(light|balanced|strict)\**\s*[:\-—]\s*(.+)$", re.IGNORECASE
+)
+
+
+def _parse_body(body: str) -> tuple[str, str, dict[str, str], str, str]:
+    """Return (title, content, variants, origin, extra_sections)."""
+    title = ""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in body.split("\n"):
+        if not title and line.startswith("# "):
+            title = line[2:].strip()
+            continue
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+            continue
+        sections[-1][1].append(line)
+    content_parts: list[str] = []
+    variants: dict[str, str] = {}
+    origin = ""
+    extra: list[str] = []
+    for name, lines in sections:
+        text = "\n".join(lines).strip()
+        lname = name.lower()
+        if lname in ("", "content"):
+            if text:
+                content_parts.append(text)
+        elif lname in ("rule variants", "variants"):
+            current = None
+            for line in lines:
+                m = _VARIANT_LINE.match(line)
+                h = re.match(r"^###\s+(light|balanced|strict)\s*$", line.strip(), re.IGNORECASE)
+                if m:
+                    current = m.group(1).lower()
+                    variants[current] = m.group(2).strip()
+                elif h:
+                    current = h.group(1).lower()
+                    variants[current] = ""
+                elif current and line.strip():
+                    variants[current] = (variants[current] + " " + line.strip()).strip()
+        elif lname == "origin":
+            origin = text
+        elif text or name:
+            extra.append(f"## {name}\n\n{text}".rstrip())
+    return title, "\n\n".join(content_parts), variants, origin, "\n\n".join(extra)
+
+
+def parse_memory(
+    text: str,
+    path: Path | None = None,
+    *,
+    default_type: str | None = None,
+    scope: str = "workspace",
+) -> Memory:
+    """Parse one memory file. Missing optional keys get defaults; bad required ones raise."""
+    fm_text, body = split_front_matter(text)
+    fm = _load_front_matter(fm_text)
+    mid = _as_str(fm.get("id")) or (path.stem if path else "")
+    if not ID_RE.match(mid):
+        raise MemoryParseError(
+            f"id {mid!r} is not a slug (lowercase letters, digits and '-', at most 80 characters)"
+        )
+    raw_type = _as_str(fm.get("type")) or (default_type or "")
+    mtype = normalise_type(raw_type)
+    if mtype is None:
+        raise MemoryParseError(
+            f"type {raw_type!r} is not one of rule, skill (alias workflow), knowledge"
+        )
+    title, content, variants, origin, extra_sections = _parse_body(body)
+    known = set(KEY_ORDER)
+    try:
+        revision = int(fm.get("revision") or 1)
+    except (TypeError, ValueError):
+        revision = 1
+    try:
+        schema_version = int(fm.get("schema_version") or SCHEMA_VERSION)
+    except (TypeError, ValueError):
+        schema_version = SCHEMA_VERSION
+    return Memory(
+        id=mid,
+        type=mtype,
+        title=title or _as_str(fm.get("title")) or mid.replace("-", " ").capitalize(),
+        scope=_as_str(fm.get("scope")) or scope,
+        tags=[t.lower() for t in _as_list(fm.get("tags"))],
+        triggers=_as_list(fm.get("triggers")),
+        role=[r.lower() for r in _as_list(fm.get("role") or fm.get("roles"))],
+        depends_on=_as_list(fm.get("depends_on")),
+        level=_as_str(fm.get("level")),
+        authority=_as_str(fm.get("authority")),
+        confidence=_as_str(fm.get("confidence")),
+        source=_as_str(fm.get("source")) or "manual",
+        revision=max(revision, 1),
+        created=_as_str(fm.get("created")),
+        updated=_as_str(fm.get("updated")),
+        valid_from=_as_str(fm.get("valid_from")),
+        valid_until=_as_str(fm.get("valid_until")),
+        last_confirmed=_as_str(fm.get("last_confirmed")),
+        tier=_as_str(fm.get("tier")),
+        objective=_as_str(fm.get("objective")),
+        supersedes=_as_str(fm.get("supersedes")),
+        superseded_by=_as_str(fm.get("superseded_by")),
+        archived_reason=_as_str(fm.get("archived_reason")),
+        author_name=_as_str(fm.get("author_name")),
+        author_email=_as_str(fm.get("author_email")),
+        content=content,
+        variants=variants,
+        origin=origin,
+        extra_sections=extra_sections,
+        extra={k: v for k, v in fm.items() if k not in known and k != "roles"},
+        schema_version=schema_version,
+    )
+
+
+# ---------------------------------------------------------------- rendering
+
+_NEEDS_QUOTES = re.compile(
+    r"^$|^[\s\-?:,\[\]{}#&*!|>'\"%@`]|[:#]\s|\s$|^(true|false|null|yes|no|~)$|^\d+$", re.IGNORECASE
+)
+
+
+def _yaml_scalar(value: str) -> str:
+    if _NEEDS_QUOTES.search(value) or "\n" in value or ", " in value or "," in value:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return value
+
+
+def front_matter_dict(m: Memory) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "id": m.id,
+        "type": m.type,
+        "scope": m.scope,
+        "tier": m.tier,
+        "tags": m.tags,
+        "triggers": m.triggers,
+        "role": m.role,
+        "depends_on": m.depends_on,
+        "level": m.level,
+        "authority": m.effective_authority(),
+        "confidence": m.confidence,
+        "source": m.source,
+        "revision": m.revision,
+        "created": m.created,
+        "updated": m.updated,
+        "valid_from": m.valid_from,
+        "valid_until": m.valid_until,
+        "last_confirmed": m.last_confirmed,
+        "objective": m.objective,
+        "supersedes": m.supersedes,
+        "superseded_by": m.superseded_by,
+        "archived_reason": m.archived_reason,
+        "author_name": m.author_name,
+        "author_email": m.author_email,
+    }
+    return {
+        k: v
+        for k, v in d.items()
+        if v not in ("", None) and not (k in ("triggers", "role", "depends_on") and v == [])
+    }
+
+
+def render_front_matter(d: dict[str, Any], extra: dict[str, Any] | None = None) -> str:
+    lines = ["---"]
+    for key, value in d.items():
+        if isinstance(value, list):
+            lines.append(f"{key}: [" + ", ".join(_yaml_scalar(str(v)) for v in value) + "]")
+        elif isinstance(value, int):
+            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"{key}: {_yaml_scalar(str(value))}")
+    if extra:
+        import yaml
+
+        dumped = yaml.safe_dump(extra, sort_keys=True, allow_unicode=True).rstrip("\n")
+        lines.extend(dumped.split("\n"))
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def render_body(m: Memory) -> str:
+    parts = [f"# {m.title}", "", "## Content", "", m.content.strip()]
+    if m.variants:
+        parts += ["", "## Rule variants", ""]
+        for v in VARIANTS:
+            if v in m.variants:
+                parts.append(f"- {v.capitalize()}: {m.variants[v]}")
+    if m.origin:
+        parts += ["", "## Origin", "", m.origin.strip()]
+    if m.extra_sections:
+        parts += ["", m.extra_sections.strip()]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def render_memory(m: Memory) -> str:
+    """The canonical file text for a memory (front matter + body)."""
+    return render_front_matter(front_matter_dict(m), m.extra) + "\n" + render_body(m)
