@@ -1,0 +1,116 @@
+"""`engram load`, `route`, `search`, `rebuild-index`: the read path from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+from engram.cli.common import add_json_flag, emit, roots_from
+
+
+def _roles(value: str | None) -> list[str] | None:
+    return None if value is None else [r for r in value.split(",") if r.strip()]
+
+
+def _int_arg(name: str, lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer from {lo} to {hi}, not {text!r}"
+            ) from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be an integer from {lo} to {hi}, not {value}"
+            )
+        return value
+
+    return parse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "load", help="route a task to memories and print them within the token budget"
+    )
+    p.add_argument("query", nargs="*", help="the task, in words")
+    p.add_argument(
+        "--id",
+        dest="ids",
+        action="append",
+        metavar="ID",
+        help="load this memory's body (repeatable)",
+    )
+    p.add_argument(
+        "--budget-tokens",
+        "--budget",
+        type=_int_arg("--budget-tokens", 1, 1_000_000),
+        help="token budget",
+    )
+    p.add_argument("--disclosure", choices=("auto", "cards", "bodies"), default="auto")
+    p.add_argument("--full", action="store_true", help="all front matter and every rule variant")
+    p.add_argument("--explain", action="store_true", help="show ranking evidence instead of bodies")
+    p.add_argument("--all", dest="all_", action="store_true", help="lift the load limit")
+    p.add_argument("--limit", type=_int_arg("--limit", 1, 32), help="memories per load (1-32)")
+    p.add_argument("--dry-run", action="store_true", help="show what would load; count nothing")
+    p.add_argument("--role", metavar="ROLE[,ROLE…]", help="active roles for this call")
+    add_json_flag(p)
+    p.set_defaults(func=run_load)
+
+    p = sub.add_parser(
+        "route", help="classify a task and list the memories it routes to, in load order"
+    )
+    p.add_argument("query", nargs="+")
+    p.add_argument("--role", metavar="ROLE[,ROLE…]")
+    add_json_flag(p)
+    p.set_defaults(func=run_route)
+
+    p = sub.add_parser("search", help="ranked search over all visible memories")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--limit", type=_int_arg("--limit", 1, 200), default=10)
+    p.add_argument("--role", metavar="ROLE[,ROLE…]")
+    add_json_flag(p)
+    p.set_defaults(func=run_search)
+
+    p = sub.add_parser("rebuild-index", help="delete and rebuild the derived search index")
+    add_json_flag(p)
+    p.set_defaults(func=run_rebuild)
+
+
+def run_load(args: argparse.Namespace) -> int:
+    from engram.core import api
+    from engram.core.errors import UsageError
+
+    query = " ".join(args.query)
+    if not args.ids and not query.strip():
+        raise UsageError(
+            'empty query: give the task in words (engram load "fix the login bug") or --id ID'
+        )
+    result = api.load(
+        roots_from(args), query or None, ids=args.ids, budget_tokens=args.budget_tokens, disclosure=args.disclosure,
+        full=args.full, explain=args.explain, all_=args.all_, dry_run=args.dry_run, roles=_roles(args.role),
+        limit=args.limit,
+    )  # fmt: skip
+    return emit(result, args)
+
+
+def run_route(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    return emit(api.route(roots_from(args), " ".join(args.query), roles=_roles(args.role)), args)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    return emit(
+        api.search(
+            roots_from(args), " ".join(args.query), limit=args.limit, roles=_roles(args.role)
+        ),
+        args,
+    )
+
+
+def run_rebuild(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    return emit(api.rebuild_index(roots_from(args)), args)

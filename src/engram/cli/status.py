@@ -1,0 +1,19 @@
+"""`engram status`: roots, counts, index freshness, pending approvals, last verify."""
+
+from __future__ import annotations
+
+import argparse
+
+from engram.cli.common import add_json_flag, emit, roots_from
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("status", help="roots, counts, index, pending approvals, last verify")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    return emit(api.status(roots_from(args)), args)

@@ -1,0 +1,431 @@
+"""The derived search index: SQLite FTS5 over every visible memory file, kept fresh cheaply.
+
+Markdown is the source of truth. The index lives in the primary root's `cache/` folder and
+can be deleted at any time. Freshness: a new process compares every file's (mtime, size)
+with what was indexed; a long-lived process (the MCP server) checks folder mtimes on each
+call, re-stats the files it is about to return, and does the full comparison at most once
+per `FULL_SCAN_INTERVAL_S`. Changed files are re-parsed; nothing else is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from engram.core.memory import Memory, MemoryParseError
+from engram.core.roots import Root, Roots
+from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file, scan_files
+
+SCHEMA_VERSION = "3"
+FULL_SCAN_INTERVAL_S = 1.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+  scope TEXT NOT NULL, rel TEXT NOT NULL, mtime_ns INTEGER, size INTEGER, hash TEXT, error TEXT,
+  PRIMARY KEY(scope, rel));
+CREATE TABLE IF NOT EXISTS memories(
+  rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, rel TEXT NOT NULL, id TEXT NOT NULL,
+  type TEXT, tier TEXT, title TEXT, tags TEXT, triggers TEXT, roles TEXT, depends_on TEXT,
+  valid_until TEXT, objective TEXT, updated TEXT, hash TEXT, doc TEXT,
+  UNIQUE(scope, rel));
+CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+  title, tags, triggers, body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS usage(
+  scope TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 0, last_used TEXT,
+  PRIMARY KEY(scope, id));
+CREATE TABLE IF NOT EXISTS manifest(scope TEXT NOT NULL, rel TEXT NOT NULL, hash TEXT,
+  PRIMARY KEY(scope, rel));
+"""
+
+
+def memory_to_doc(mem: Memory) -> str:
+    return json.dumps(asdict(mem), ensure_ascii=False, separators=(",", ":"))
+
+
+def doc_to_memory(doc: str) -> Memory:
+    return Memory(**json.loads(doc))
+
+
+def fts_body(mem: Memory) -> str:
+    parts = [
+        mem.content,
+        " ".join(mem.variants.values()),
+        mem.origin,
+        mem.extra_sections,
+        mem.id.replace("-", " "),
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+class Index:
+    """One SQLite connection plus the freshness bookkeeping for a set of roots."""
+
+    def __init__(self, roots: Roots, conn: sqlite3.Connection, path: Path | None) -> None:
+        self.roots = roots
+        self.conn = conn
+        self.path = path
+        self.diagnostics: list[tuple[str, str, str]] = []  # (level, code, message)
+        self.parse_errors: dict[tuple[str, str], str] = {}
+        self._last_full_scan = 0.0
+        self._dir_mtimes: dict[str, int] = {}
+
+    # ------------------------------------------------------------ freshness
+
+    def _dirs_signature(self) -> dict[str, int]:
+        sig: dict[str, int] = {}
+        for root in self.roots.all:
+            for sub in MEMORY_DIRS:
+                p = root.path / sub
+                try:
+                    sig[str(p)] = p.stat().st_mtime_ns
+                except OSError:
+                    sig[str(p)] = -1
+            for extra in (root.manifest_path,):
+                try:
+                    st = extra.stat()
+                    sig[str(extra)] = st.st_mtime_ns ^ st.st_size
+                except OSError:
+                    sig[str(extra)] = -1
+        return sig
+
+    def refresh(self, *, force_full: bool = False) -> int:
+        """Bring the index in line with the files; returns how many files were re-read."""
+        now = time.monotonic()
+        sig = self._dirs_signature()
+        if (
+            not force_full
+            and sig == self._dir_mtimes
+            and now - self._last_full_scan < FULL_SCAN_INTERVAL_S
+        ):
+            return 0
+        changed = self._full_sync()
+        self._dir_mtimes = sig
+        self._last_full_scan = now
+        return changed
+
+    def _full_sync(self) -> int:
+        known: dict[tuple[str, str], tuple[int, int, str | None]] = {
+            (s, r): (m, z, e)
+            for s, r, m, z, e in self.conn.execute(
+                "SELECT scope, rel, mtime_ns, size, error FROM files"
+            )
+        }
+        seen: set[tuple[str, str]] = set()
+        todo: list[tuple[Root, FileStat]] = []
+        for root in self.roots.all:
+            for fs in scan_files(root):
+                key = (root.scope, fs.rel)
+                seen.add(key)
+                old = known.get(key)
+                if old is None or old[0] != fs.mtime_ns or old[1] != fs.size:
+                    todo.append((root, fs))
+                elif old[2]:
+                    self.parse_errors[key] = old[2]
+        gone = [k for k in known if k not in seen]
+        manifest_changed = self._manifest_stale()
+        if not todo and not gone and not manifest_changed:
+            return 0
+        with self.conn:
+            for scope, rel in gone:
+                self._delete(scope, rel)
+                self.parse_errors.pop((scope, rel), None)
+            for root, fs in todo:
+                self._index_file(root, fs)
+            if manifest_changed:
+                self._load_manifests()
+        return len(todo) + len(gone)
+
+    def _delete(self, scope: str, rel: str) -> None:
+        row = self.conn.execute(
+            "SELECT rowid FROM memories WHERE scope=? AND rel=?", (scope, rel)
+        ).fetchone()
+        if row:
+            self.conn.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
+            self.conn.execute("DELETE FROM memories WHERE rowid=?", (row[0],))
+        self.conn.execute("DELETE FROM files WHERE scope=? AND rel=?", (scope, rel))
+
+    def _index_file(self, root: Root, fs: FileStat) -> None:
+        self._delete(root.scope, fs.rel)
+        try:
+            mem, raw = read_memory_file(root, fs.rel)
+        except (MemoryParseError, OSError) as exc:
+            err = str(exc) or exc.__class__.__name__
+            self.parse_errors[(root.scope, fs.rel)] = err
+            self.conn.execute(
+                "INSERT INTO files(scope, rel, mtime_ns, size, hash, error) VALUES (?,?,?,?,?,?)",
+                (root.scope, fs.rel, fs.mtime_ns, fs.size, None, err),
+            )
+            return
+        self.parse_errors.pop((root.scope, fs.rel), None)
+        digest = file_hash(raw)
+        self.conn.execute(
+            "INSERT INTO files(scope, rel, mtime_ns, size, hash, error) VALUES (?,?,?,?,?,NULL)",
+            (root.scope, fs.rel, fs.mtime_ns, fs.size, digest),
+        )
+        cur = self.conn.execute(
+            "INSERT INTO memories(scope, rel, id, type, tier, title, tags, triggers, roles, depends_on,"
+            " valid_until, objective, updated, hash, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                root.scope, fs.rel, mem.id, mem.type, mem.tier, mem.title, json.dumps(mem.tags),
+                json.dumps(mem.triggers), json.dumps(mem.role), json.dumps(mem.depends_on),
+                mem.valid_until, mem.objective, mem.updated or mem.created, digest, memory_to_doc(mem),
+            ),
+        )  # fmt: skip
+        self.conn.execute(
+            "INSERT INTO fts(rowid, title, tags, triggers, body) VALUES (?,?,?,?,?)",
+            (cur.lastrowid, mem.title, " ".join(mem.tags), " | ".join(mem.triggers), fts_body(mem)),
+        )
+
+    def _manifest_stale(self) -> bool:
+        for root in self.roots.all:
+            try:
+                st = root.manifest_path.stat()
+                stamp = f"{st.st_mtime_ns}:{st.st_size}"
+            except OSError:
+                stamp = "none"
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE key=?", (f"manifest:{root.scope}:{root.path}",)
+            ).fetchone()
+            if not row or row[0] != stamp:
+                return True
+        return False
+
+    def _load_manifests(self) -> None:
+        from engram.core.store import read_manifest
+
+        self.conn.execute("DELETE FROM manifest")
+        for root in self.roots.all:
+            try:
+                st = root.manifest_path.stat()
+                stamp = f"{st.st_mtime_ns}:{st.st_size}"
+            except OSError:
+                stamp = "none"
+            try:
+                files = read_manifest(root)
+            except Exception:
+                files = {}
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO manifest(scope, rel, hash) VALUES (?,?,?)",
+                [(root.scope, rel, h) for rel, h in files.items()],
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)",
+                (f"manifest:{root.scope}:{root.path}", stamp),
+            )
+
+    def still_fresh(self, rows: list[tuple[str, str]]) -> bool:
+        """Re-stat the files about to be returned; False when any changed since indexing."""
+        for scope, rel in rows:
+            root = self.roots.by_scope(scope)
+            rec = self.conn.execute(
+                "SELECT mtime_ns, size FROM files WHERE scope=? AND rel=?", (scope, rel)
+            ).fetchone()
+            if root is None or rec is None:
+                return False
+            try:
+                st = (root.path / rel).stat()
+            except OSError:
+                return False
+            if (st.st_mtime_ns, st.st_size) != (rec[0], rec[1]):
+                return False
+        return True
+
+    # ------------------------------------------------------------ queries
+
+    def all_rows(self) -> list[sqlite3.Row]:
+        return self.conn.execute("SELECT * FROM memories ORDER BY scope DESC, id").fetchall()
+
+    def term_scores(
+        self, term: str, weights: tuple[float, float, float, float]
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25 contribution) for one term; FTS5's bm25 is negative, so negate it."""
+        q = '"' + term.replace('"', "") + '"'
+        try:
+            rows = self.conn.execute(
+                "SELECT rowid, -bm25(fts, ?, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*weights, q)
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return rows
+
+    def doc_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    def rows_by_rowid(self, rowids: list[int]) -> dict[int, sqlite3.Row]:
+        out: dict[int, sqlite3.Row] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(f"SELECT * FROM memories WHERE rowid IN ({marks})", chunk):
+                out[r["rowid"]] = r
+        return out
+
+    def rows_by_id(self, mid: str) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT * FROM memories WHERE id=? ORDER BY scope DESC", (mid,)
+        ).fetchall()
+
+    def usage(self) -> dict[tuple[str, str], int]:
+        return {(s, i): c for s, i, c in self.conn.execute("SELECT scope, id, count FROM usage")}
+
+    def count_usage(self, keys: list[tuple[str, str]]) -> None:
+        if not keys:
+            return
+        today = time.strftime("%Y-%m-%d")
+        try:
+            with self.conn:
+                self.conn.executemany(
+                    "INSERT INTO usage(scope, id, count, last_used) VALUES (?,?,1,?) "
+                    "ON CONFLICT(scope, id) DO UPDATE SET count = count + 1, last_used = excluded.last_used",
+                    [(s, i, today) for s, i in keys],
+                )
+        except sqlite3.Error:
+            pass  # usage is best effort: a read never fails because counting could not be written
+
+    def manifest_hash(self, scope: str, rel: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT hash FROM manifest WHERE scope=? AND rel=?", (scope, rel)
+        ).fetchone()
+        return row[0] if row else None
+
+    def has_manifest(self, scope: str) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM manifest WHERE scope=? LIMIT 1", (scope,)).fetchone()
+            is not None
+        )
+
+
+# ---------------------------------------------------------------- opening
+
+_OPEN: dict[str, Index] = {}
+
+
+def index_path(roots: Roots) -> Path:
+    return roots.primary.cache_dir / "index.sqlite"
+
+
+def _connect(path: Path | None) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path) if path else ":memory:", timeout=10)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if path is not None:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.executescript(SCHEMA)
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (SCHEMA_VERSION,),
+        )
+        conn.commit()
+    elif row[0] != SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(f"index schema {row[0]} is not {SCHEMA_VERSION}")
+    return conn
+
+
+def _remove_index_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+def open_index(roots: Roots, *, refresh: bool = True) -> Index:
+    """The (cached per process) index for these roots, refreshed unless told otherwise."""
+    path = index_path(roots)
+    key = f"{path}|{[str(r.path) for r in roots.all]}"
+    idx = _OPEN.get(key)
+    if idx is None:
+        diagnostics: list[tuple[str, str, str]] = []
+        conn: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = _connect(path)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            _remove_index_files(path)
+            try:
+                conn = _connect(path)
+                diagnostics.append(
+                    (
+                        "warning",
+                        "index.rebuilt",
+                        f"the search index at {path} was unreadable ({exc}); it was rebuilt from the Markdown files",
+                    )
+                )
+            except (sqlite3.Error, OSError):
+                conn = None
+        except OSError:
+            conn = None
+        if conn is None:
+            conn = _connect(None)
+            diagnostics.append(
+                (
+                    "info",
+                    "index.in_memory",
+                    f"cannot write the index under {path.parent}; using a temporary in-memory index",
+                )
+            )
+            path_used = None
+        else:
+            path_used = path
+        idx = Index(roots, conn, path_used)
+        idx.diagnostics.extend(diagnostics)
+        _OPEN[key] = idx
+    if refresh:
+        try:
+            idx.refresh()
+        except sqlite3.DatabaseError as exc:
+            _OPEN.pop(key, None)
+            idx.conn.close()
+            if idx.path is None:
+                raise
+            _remove_index_files(idx.path)
+            fresh = open_index(roots, refresh=True)
+            fresh.diagnostics.append(
+                (
+                    "warning",
+                    "index.rebuilt",
+                    f"the search index was corrupt ({exc}); it was rebuilt from the Markdown files",
+                )
+            )
+            return fresh
+    return idx
+
+
+def rebuild_index(roots: Roots) -> Index:
+    """Delete and rebuild the derived index from the Markdown files (usage counts are kept)."""
+    path = index_path(roots)
+    for key in [k for k in _OPEN if k.startswith(f"{path}|")]:
+        _OPEN.pop(key).conn.close()
+    usage: list[Any] = []
+    try:
+        conn = _connect(path)
+        usage = conn.execute("SELECT scope, id, count, last_used FROM usage").fetchall()
+        conn.close()
+    except (sqlite3.Error, OSError):
+        pass
+    _remove_index_files(path)
+    idx = open_index(roots, refresh=False)
+    with idx.conn:
+        idx.conn.executemany(
+            "INSERT OR REPLACE INTO usage(scope, id, count, last_used) VALUES (?,?,?,?)",
+            [tuple(u) for u in usage],
+        )
+    idx.refresh(force_full=True)
+    return idx
+
+
+def forget_open_indexes() -> None:
+    """Close cached connections (tests and long-lived processes after a root changes)."""
+    for idx in _OPEN.values():
+        idx.conn.close()
+    _OPEN.clear()

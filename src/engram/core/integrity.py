@@ -1,0 +1,169 @@
+"""`engram verify`: compare memory files with hashes.json, and accept reviewed changes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from engram.core.errors import UsageError
+from engram.core.memory import MemoryParseError
+from engram.core.results import Result
+from engram.core.roots import Root, Roots
+from engram.core.store import (
+    MANAGED_DIRS,
+    atomic_write,
+    current_hashes,
+    read_manifest,
+    read_memory_file,
+    root_lock,
+    scan_files,
+    write_manifest,
+)
+
+LAST_VERIFY_FILE = "last-verify.json"
+
+
+def check_root(root: Root) -> dict[str, Any]:
+    manifest = read_manifest(root)
+    current = current_hashes(root)
+    invalid = []
+    for fs in scan_files(root, MANAGED_DIRS):
+        try:
+            read_memory_file(root, fs.rel)
+        except (MemoryParseError, OSError) as exc:
+            invalid.append({"path": fs.rel, "reason": str(exc)})
+    return {
+        "scope": root.scope,
+        "path": str(root.path),
+        "modified": sorted(r for r in current if r in manifest and manifest[r] != current[r]),
+        "missing": sorted(r for r in manifest if r not in current),
+        "unmanaged": sorted(r for r in current if r not in manifest),
+        "invalid": invalid,
+    }
+
+
+def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
+    p = Path(raw)
+    candidates = [p if p.is_absolute() else Path.cwd() / p]
+    for cand in candidates:
+        cand = cand.resolve()
+        for root in roots.all:
+            try:
+                rel = cand.relative_to(root.path.resolve()).as_posix()
+            except ValueError:
+                continue
+            return root, rel
+    for root in roots.all:
+        rel = raw.strip("/")
+        if (root.path / rel).is_file() or rel in read_manifest(root):
+            return root, rel
+        for sub in MANAGED_DIRS:
+            if (root.path / sub / f"{raw}.md").is_file():
+                return root, f"{sub}/{raw}.md"
+    raise UsageError(
+        f"{raw}: not a memory file or id in any root (give a path like rules/x.md, a file path, or an id)"
+    )
+
+
+def _accept(roots: Roots, paths: list[str] | None) -> list[str]:
+    accepted: list[str] = []
+    if paths is None:
+        for root in roots.all:
+            with root_lock(root):
+                current = current_hashes(root)
+                old = read_manifest(root)
+                if current != old:
+                    write_manifest(root, current)
+                accepted += [
+                    f"{root.scope}:{r}"
+                    for r in sorted(set(current) | set(old))
+                    if current.get(r) != old.get(r)
+                ]
+        return accepted
+    targets = [_resolve_accept_path(roots, p) for p in paths]  # validate all before writing
+    for root in {t[0] for t in targets}:
+        with root_lock(root):
+            files = read_manifest(root)
+            current = current_hashes(root)
+            for troot, rel in targets:
+                if troot != root:
+                    continue
+                if rel in current:
+                    files[rel] = current[rel]
+                else:
+                    files.pop(rel, None)
+                accepted.append(f"{root.scope}:{rel}")
+            write_manifest(root, files)
+    return accepted
+
+
+def verify_roots(
+    roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
+) -> Result:
+    roots.primary  # noqa: B018 - clear error when no root exists
+    accepted: list[str] = []
+    if accept_all or accept:
+        accepted = _accept(roots, None if accept_all else accept)
+    reports = [check_root(r) for r in roots.all]
+    problems = sum(
+        len(r["modified"]) + len(r["missing"]) + len(r["unmanaged"]) + len(r["invalid"])
+        for r in reports
+    )
+    lines: list[str] = []
+    if accepted:
+        lines.append(f"Accepted {len(accepted)} file(s): " + ", ".join(accepted))
+    for r in reports:
+        head = f"{r['scope']} root {r['path']}:"
+        issues = []
+        for kind in ("modified", "missing", "unmanaged"):
+            for rel in r[kind]:
+                issues.append(f"  {kind}: {rel}")
+        for bad in r["invalid"]:
+            issues.append(f"  invalid: {bad['path']} ({bad['reason']})")
+        lines.append(head + (" ok" if not issues else ""))
+        lines.extend(issues)
+    if problems:
+        lines.append(
+            f"{problems} problem(s). Review the files, then record them with `engram verify --accept [PATH…]`."
+        )
+    result = Result(text="\n".join(lines), ok=problems == 0)
+    result.data = {
+        "ok": problems == 0,
+        "problems": problems,
+        "accepted": accepted,
+        "roots": reports,
+    }
+    for r in reports:
+        for kind in ("modified", "missing", "unmanaged"):
+            for rel in r[kind]:
+                result.warn(f"manifest.{kind}", f"{r['scope']}: {rel} is {kind}", rel)
+        for bad in r["invalid"]:
+            result.warn(
+                "memory.parse_error", f"{r['scope']}: {bad['path']}: {bad['reason']}", bad["path"]
+            )
+    _remember(roots, result)
+    return result
+
+
+def _remember(roots: Roots, result: Result) -> None:
+    with contextlib.suppress(OSError):
+        atomic_write(
+            roots.primary.cache_dir / LAST_VERIFY_FILE,
+            json.dumps(
+                {
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "ok": result.ok,
+                    "problems": result.data["problems"],
+                }
+            ),
+        )
+
+
+def last_verify(roots: Roots) -> dict[str, Any] | None:
+    try:
+        return json.loads((roots.primary.cache_dir / LAST_VERIFY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,539 @@
+"""The read path shared by `engram load/route/search`, the MCP tools, resources and hooks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from engram.core.config import Config, load_config
+from engram.core.errors import NotFoundError, UsageError
+from engram.core.index import Index, doc_to_memory, open_index, rebuild_index
+from engram.core.memory import ID_RE, Memory
+from engram.core.render import TOKEN_RULE, estimate_tokens, render_card, render_compact, render_full
+from engram.core.results import Result
+from engram.core.roots import Roots
+from engram.core.routing import (
+    Candidate,
+    Visibility,
+    VisibleLookup,
+    classify_task,
+    query_terms,
+    rank,
+    select_with_prerequisites,
+)
+from engram.core.store import load_ignore_rules
+
+DISCLOSURES = ("auto", "cards", "bodies")
+
+
+@dataclass
+class ReadContext:
+    roots: Roots
+    config: Config
+    index: Index
+    vis: Visibility
+    result: Result
+
+
+def open_read_context(roots: Roots, roles: list[str] | None = None) -> ReadContext:
+    config = load_config(roots)
+    index = open_index(roots)
+    result = Result(text="")
+    for level, code, message in index.diagnostics:
+        result.diagnostics.append(_diag(level, code, message))
+    index.diagnostics.clear()
+    for (scope, rel), reason in sorted(index.parse_errors.items()):
+        root = roots.by_scope(scope)
+        result.warn(
+            "memory.parse_error",
+            f"skipped {rel} ({scope}): {reason}",
+            str(root.path / rel) if root else rel,
+        )
+    active = config.get("roles") if roles is None else _valid_roles(roles)
+    vis = Visibility(
+        roles=active,
+        today=dt.date.today().isoformat(),
+        ignore={
+            r.scope: load_ignore_rules(r, roots.project_dir if r.scope == "workspace" else None)
+            for r in roots.all
+        },
+    )
+    return ReadContext(roots, config, index, vis, result)
+
+
+def _diag(level: str, code: str, message: str):
+    from engram.core.results import Diagnostic
+
+    return Diagnostic(level, code, message)
+
+
+def _valid_roles(roles: list[str]) -> list[str]:
+    from engram.core.config import coerce
+
+    return coerce("roles", [r.strip().lower() for r in roles if r.strip()])
+
+
+def validate_id(mid: str) -> str:
+    if not isinstance(mid, str) or not ID_RE.match(mid):
+        raise UsageError(
+            f"memory id {mid!r} is not valid: ids are slugs of a-z, 0-9 and '-' (no '/', '..' or spaces)"
+        )
+    return mid
+
+
+def _same_objective(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+
+
+def _startup_candidates(ctx: ReadContext) -> list[Candidate]:
+    usage = ctx.index.usage()
+    rows = ctx.index.conn.execute(
+        "SELECT * FROM memories WHERE type IN ('rule', 'skill') OR tier = 'working' ORDER BY scope DESC, id"
+    ).fetchall()
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for row in rows:
+        if row["id"] in seen or not ctx.vis.visible(row)[0]:
+            continue
+        seen.add(row["id"])
+        uses = usage.get((row["scope"], row["id"]), 0)
+        type_bonus = {"rule": 2.0, "skill": 1.0}.get(row["type"], 0.0)
+        out.append(
+            Candidate(
+                row,
+                round(type_bonus + uses * 0.1, 4),
+                {"type": type_bonus, "usage": uses * 0.1},
+                [],
+            )
+        )
+    out.sort(
+        key=lambda c: (
+            -c.score,
+            -(int((c.row["updated"] or "0").replace("-", "")[:8] or 0)),
+            c.row["id"],
+        )
+    )
+    return out
+
+
+def _route(
+    ctx: ReadContext, query: str | None, limit: int | None
+) -> tuple[list[Candidate], list[Candidate], list[str]]:
+    lookup = VisibleLookup(ctx.index, ctx.vis)
+    ranked = (
+        _startup_candidates(ctx)
+        if query is None
+        else rank(ctx.index, query, ctx.vis, usage=ctx.index.usage())
+    )
+    if query is None:
+        ranked = ranked[: limit or len(ranked)]
+        return ranked, [], []
+    return select_with_prerequisites(ranked, lookup, limit)
+
+
+def _check_limit(limit: int | None, config: Config) -> int:
+    if limit is None:
+        return config.get("load.limit")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 32:
+        raise UsageError(f"invalid limit {limit!r}: expected an integer from 1 to 32")
+    return limit
+
+
+def _check_budget(budget: int | None, config: Config) -> int:
+    if budget is None:
+        return config.get("load.budget_tokens")
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+        raise UsageError(f"invalid budget_tokens {budget!r}: expected an integer from 1 to 1000000")
+    return budget
+
+
+def _check_query(query: str | None) -> str | None:
+    if query is None:
+        return None
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("empty query: describe the task in a few words, or use --id ID")
+    if len(query) > 20_000:
+        raise UsageError(f"query of {len(query)} characters is too long: at most 20000")
+    return query.strip()
+
+
+def _signature(mems: list[tuple[Memory, str, str]], variant: str) -> str:
+    h = hashlib.sha256(variant.encode())
+    for mem, tier, digest in mems:
+        h.update(f"|{mem.scope}:{mem.id}:{tier}:{digest}".encode())
+    return h.hexdigest()[:16]
+
+
+def load_memories_for_task(
+    roots: Roots,
+    query: str | None,
+    *,
+    ids: list[str] | None = None,
+    budget_tokens: int | None = None,
+    disclosure: str = "auto",
+    full: bool = False,
+    explain: bool = False,
+    all_: bool = False,
+    dry_run: bool = False,
+    roles: list[str] | None = None,
+    limit: int | None = None,
+    objective: str | None = None,
+    count_usage: bool = True,
+) -> Result:
+    if disclosure not in DISCLOSURES:
+        raise UsageError(f"invalid disclosure {disclosure!r}: expected one of auto, cards, bodies")
+    if ids:
+        return _load_by_ids(
+            roots,
+            [validate_id(i) for i in ids],
+            full=full,
+            dry_run=dry_run,
+            count_usage=count_usage,
+        )
+    query = _check_query(query)
+    ctx = open_read_context(roots, roles)
+    limit = None if all_ else _check_limit(limit, ctx.config)
+    budget = _check_budget(budget_tokens, ctx.config)
+    variant = ctx.config.get("rule_variant")
+    selected, dropped, missing = _route(ctx, query, limit)
+    if selected and not ctx.index.still_fresh([(c.row["scope"], c.row["rel"]) for c in selected]):
+        ctx.index.refresh(force_full=True)
+        selected, dropped, missing = _route(ctx, query, limit)
+    for dep in missing:
+        ctx.result.warn(
+            "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
+        )
+    task_type = classify_task(query) if query else "startup"
+
+    mems = [doc_to_memory(c.row["doc"]) for c in selected]
+    blocks: list[tuple[str, str]] = []  # (tier, text)
+    for mem in mems:
+        body_ok = not (
+            objective is not None
+            and mem.tier == "working"
+            and not _same_objective(objective, mem.objective)
+        )
+        body = (render_full(mem) if full else render_compact(mem, variant)) if body_ok else None
+        blocks.append(("body" if body else "card", body or render_card(mem)))
+
+    header_query = f'"{query}"' if query else "session start"
+    tiers: list[str] = []
+    used = estimate_tokens(f"Engram memory for {header_query} · task type: {task_type}\n")
+    card_texts = [render_card(m) for m in mems]
+    card_costs = [estimate_tokens(t) for t in card_texts]
+    for i, (kind, text) in enumerate(blocks):
+        rest_cards = sum(card_costs[i + 1 :]) if disclosure == "auto" else 0
+        body_cost = estimate_tokens(text)
+        if (
+            disclosure != "cards"
+            and kind == "body"
+            and used + body_cost + rest_cards <= budget
+            and "card" not in tiers
+        ):
+            tiers.append("body")
+            used += body_cost
+        elif disclosure != "bodies" and used + card_costs[i] <= budget:
+            tiers.append("card")
+            used += card_costs[i]
+        else:
+            tiers.append("omitted")
+    body_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t == "body"]
+    card_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "card"]
+    omitted_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "omitted"]
+    selected_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t != "omitted"]
+
+    _flag_modified(ctx, [c for c, t in zip(selected, tiers, strict=True) if t == "body"])
+    if count_usage and not dry_run and not explain:
+        ctx.index.count_usage(
+            [
+                (c.row["scope"], c.row["id"])
+                for c, t in zip(selected, tiers, strict=True)
+                if t == "body"
+            ]
+        )
+
+    text_parts: list[str] = []
+    if explain:
+        text_parts.append(_explain_text(query, task_type, selected, tiers, dropped))
+    elif dry_run:
+        text_parts.append(f"Dry run for {header_query} · task type: {task_type} (nothing counted)")
+        for m, t in zip(mems, tiers, strict=True):
+            text_parts.append(f"- {t}: {m.type} `{m.id}` — {m.title}")
+    elif not mems:
+        terms = query_terms(query or "")
+        text_parts.append(
+            f"No memory matched {header_query}"
+            + (f" (terms: {', '.join(terms)})." if terms else " (no meaningful terms in the task).")
+        )
+    else:
+        text_parts.append(
+            f"Engram memory for {header_query} · task type: {task_type} · "
+            f"{len(body_keys)} bodies, {len(card_ids)} cards, {len(omitted_ids)} omitted"
+        )
+        for (_kind, text), t in zip(blocks, tiers, strict=True):
+            if t == "body":
+                text_parts.append(text.rstrip())
+        cards = [card_texts[i] for i, t in enumerate(tiers) if t == "card"]
+        if cards:
+            text_parts.append(
+                "Also relevant (fetch one with `engram load --id ID`):\n" + "".join(cards).rstrip()
+            )
+        if omitted_ids:
+            text_parts.append(
+                "Omitted for the token budget (fetch with `engram load --id ID`): "
+                + ", ".join(omitted_ids)
+            )
+    text = "\n\n".join(text_parts)
+    tokens = estimate_tokens(text)
+    digests = {c.row["id"]: c.row["hash"] for c in selected}
+    data: dict[str, Any] = {
+        "query": query,
+        "task_type": task_type,
+        "selected_keys": selected_keys,
+        "body_keys": body_keys,
+        "card_ids": card_ids,
+        "omitted_ids": omitted_ids,
+        "tokens": tokens,
+        "budget_tokens": budget,
+        "token_estimate": TOKEN_RULE,
+        "disclosure": disclosure,
+        "rule_variant": variant,
+        "roles": ctx.vis.roles,
+        "signature": _signature(
+            [(m, t, digests.get(m.id, "")) for m, t in zip(mems, tiers, strict=True)], variant
+        ),
+    }
+    if explain:
+        data["explain"] = _explain_data(query, selected, tiers, dropped)
+    ctx.result.text = text
+    ctx.result.data = data
+    return ctx.result
+
+
+def _flag_modified(ctx: ReadContext, cands: list[Candidate]) -> None:
+    for c in cands:
+        scope, rel = c.row["scope"], c.row["rel"]
+        if rel.startswith("working/"):
+            continue
+        expected = ctx.index.manifest_hash(scope, rel)
+        if expected is not None and expected != c.row["hash"]:
+            ctx.result.warn(
+                "memory.modified",
+                f"{c.row['id']} ({scope}) changed since it was recorded in hashes.json; review it and run `engram verify --accept {rel}`",
+            )
+
+
+def _explain_data(
+    query: str | None, selected: list[Candidate], tiers: list[str], dropped: list[Candidate]
+) -> dict[str, Any]:
+    return {
+        "terms": query_terms(query or ""),
+        "selected": [
+            {
+                "id": c.row["id"],
+                "scope": c.row["scope"],
+                "score": c.score,
+                "parts": c.parts,
+                "matched_terms": c.matched,
+                "tier": t,
+                "reason": c.reason,
+            }
+            for c, t in zip(selected, tiers, strict=True)
+        ],
+        "dropped": [
+            {
+                "id": c.row["id"],
+                "scope": c.row["scope"],
+                "score": c.score,
+                "matched_terms": c.matched,
+                "reason": c.reason,
+            }
+            for c in dropped
+        ],
+    }
+
+
+def _explain_text(
+    query: str | None,
+    task_type: str,
+    selected: list[Candidate],
+    tiers: list[str],
+    dropped: list[Candidate],
+) -> str:
+    lines = [
+        f"Explain: {query!r} · task type: {task_type} · terms: {', '.join(query_terms(query or '')) or '(none)'}"
+    ]
+    for n, (c, t) in enumerate(zip(selected, tiers, strict=True), 1):
+        parts = ", ".join(f"{k}={v:g}" for k, v in c.parts.items() if v)
+        why = f" · {c.reason}" if c.reason else ""
+        matched = ", ".join(c.matched) or "-"
+        lines.append(
+            f"{n}. {c.row['id']} ({c.row['type']}, {c.row['scope']}) → {t} · score {c.score:g} [{parts}] · matched: {matched}{why}"
+        )
+    for c in dropped:
+        lines.append(f"- not loaded: {c.row['id']} · score {c.score:g} · {c.reason}")
+    return "\n".join(lines)
+
+
+def _load_by_ids(
+    roots: Roots, ids: list[str], *, full: bool, dry_run: bool, count_usage: bool
+) -> Result:
+    ctx = open_read_context(roots)
+    variant = ctx.config.get("rule_variant")
+    texts: list[str] = []
+    found: list[sqlite3.Row] = []
+    for mid in dict.fromkeys(ids):
+        rows = ctx.index.rows_by_id(mid)
+        if rows and not ctx.index.still_fresh([(rows[0]["scope"], rows[0]["rel"])]):
+            ctx.index.refresh(force_full=True)
+            rows = ctx.index.rows_by_id(mid)
+        if not rows:
+            raise NotFoundError(f"no memory with id {mid!r}; find ids with `engram search TERMS`")
+        row = rows[0]
+        ok, why = ctx.vis.visible(row)
+        if not ok:
+            ctx.result.info(
+                "memory.not_routed",
+                f"{mid} is not routed automatically ({why}); returned because it was asked for by id",
+            )
+        mem = doc_to_memory(row["doc"])
+        texts.append(render_full(mem) if full else render_compact(mem, variant))
+        found.append(row)
+    cands = [Candidate(r) for r in found]
+    _flag_modified(ctx, cands)
+    if count_usage and not dry_run:
+        ctx.index.count_usage([(r["scope"], r["id"]) for r in found])
+    text = "\n".join(texts)
+    keys = [r["id"] for r in found]
+    ctx.result.text = text
+    ctx.result.data = {
+        "query": None,
+        "task_type": "lookup",
+        "selected_keys": keys,
+        "body_keys": keys,
+        "card_ids": [],
+        "omitted_ids": [],
+        "tokens": estimate_tokens(text),
+        "token_estimate": TOKEN_RULE,
+        "rule_variant": variant,
+        "signature": _signature(
+            [(doc_to_memory(r["doc"]), "body", r["hash"]) for r in found], variant
+        ),
+    }
+    return ctx.result
+
+
+def _entry(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.row["id"],
+        "type": c.row["type"],
+        "scope": c.row["scope"],
+        "score": c.score,
+        "title": c.row["title"],
+        "tier": c.row["tier"] or "durable",
+        "reason": c.reason,
+    }
+
+
+def route_task(roots: Roots, query: str, *, roles: list[str] | None = None) -> Result:
+    query = _check_query(query) or ""
+    ctx = open_read_context(roots, roles)
+    selected, _dropped, missing = _route(ctx, query, ctx.config.get("load.limit"))
+    task_type = classify_task(query)
+    entries = [_entry(c) for c in selected]
+    lines = [f"Task type: {task_type}"]
+    if not entries:
+        lines.append("No memory routes to this task.")
+    for n, e in enumerate(entries, 1):
+        extra = f" · {e['reason']}" if e["reason"] else ""
+        lines.append(
+            f"{n}. {e['type']} `{e['id']}` ({e['scope']}) — {e['title']} · score {e['score']:g}{extra}"
+        )
+    for dep in missing:
+        ctx.result.warn(
+            "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
+        )
+    ctx.result.text = "\n".join(lines)
+    ctx.result.data = {"query": query, "task_type": task_type, "entries": entries}
+    return ctx.result
+
+
+def search_memories(
+    roots: Roots, query: str, *, limit: int = 10, roles: list[str] | None = None
+) -> Result:
+    query = _check_query(query) or ""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+        raise UsageError(f"invalid limit {limit!r}: expected an integer from 1 to 200")
+    ctx = open_read_context(roots, roles)
+    ranked = rank(ctx.index, query, ctx.vis, usage=ctx.index.usage(), weak_admits=True)[:limit]
+    entries = [_entry(c) for c in ranked]
+    lines = [f"{len(entries)} result(s) for {query!r}"]
+    for e in entries:
+        lines.append(
+            f"- {e['type']} `{e['id']}` ({e['scope']}) — {e['title']} · score {e['score']:g}"
+        )
+    ctx.result.text = "\n".join(lines)
+    ctx.result.data = {"query": query, "entries": entries}
+    return ctx.result
+
+
+def _visible_all(ctx: ReadContext) -> list[sqlite3.Row]:
+    seen: set[str] = set()
+    out = []
+    for row in ctx.index.all_rows():
+        if row["id"] in seen:
+            continue
+        seen.add(row["id"])
+        if ctx.vis.visible(row)[0]:
+            out.append(row)
+    return out
+
+
+def list_cards(roots: Roots) -> Result:
+    ctx = open_read_context(roots)
+    rows = _visible_all(ctx)
+    cards = [
+        {"id": r["id"], "type": r["type"], "scope": r["scope"], "title": r["title"]} for r in rows
+    ]
+    ctx.result.text = (
+        "".join(render_card(doc_to_memory(r["doc"])) for r in rows) or "No memories yet.\n"
+    )
+    ctx.result.data = {"cards": cards}
+    return ctx.result
+
+
+def most_used_memories(roots: Roots, limit: int) -> list[dict[str, Any]]:
+    ctx = open_read_context(roots)
+    usage = ctx.index.usage()
+    rows = [r for r in _visible_all(ctx) if usage.get((r["scope"], r["id"]), 0) > 0]
+    rows.sort(key=lambda r: (-usage[(r["scope"], r["id"])], r["id"]))
+    return [
+        {
+            "id": r["id"],
+            "type": r["type"],
+            "scope": r["scope"],
+            "title": r["title"],
+            "uses": usage[(r["scope"], r["id"])],
+        }
+        for r in rows[:limit]
+    ]
+
+
+def rebuild(roots: Roots) -> Result:
+    roots.primary  # noqa: B018 - clear error when no root exists
+    idx = rebuild_index(roots)
+    n = idx.doc_count()
+    result = Result(
+        text=f"Rebuilt the search index: {n} memories indexed ({len(idx.parse_errors)} unreadable files)."
+    )
+    for (scope, rel), reason in sorted(idx.parse_errors.items()):
+        result.warn("memory.parse_error", f"skipped {rel} ({scope}): {reason}")
+    result.data = {
+        "indexed": n,
+        "unreadable": len(idx.parse_errors),
+        "path": str(idx.path) if idx.path else None,
+    }
+    return result

@@ -1,0 +1,572 @@
+"""Anchor → rank → select → prerequisites: which memories a task needs, in load order."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from engram.core.index import Index
+from engram.core.store import IgnoreRules
+
+WORD_RE = re.compile(r"[a-z0-9]+")
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "also",
+        "via",
+        "per",
+        "etc",
+        "let",
+        "lets",
+        "let's",
+        "need",
+        "needs",
+        "want",
+        "wants",
+        "please",
+        "get",
+        "got",
+        "go",
+        "going",
+        "gonna",
+        "im",
+        "i'm",
+        "ive",
+        "we're",
+        "were",
+        "isn",
+        "dont",
+        "don't",
+        "cant",
+        "can't",
+        "won't",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "one",
+        "two",
+        "new",
+        "now",
+        "today",
+        "thing",
+        "things",
+        "stuff",
+        "way",
+        "something",
+        "anything",
+        "everything",
+        "someone",
+        "sure",
+        "ok",
+        "okay",
+        "hey",
+        "hi",
+        "thanks",
+        "thank",
+    ]
+)
+# Words about Engram or about work in general: they never admit a memory on their own.
+GENERIC = frozenset(
+    [
+        "rule",
+        "rules",
+        "memory",
+        "memories",
+        "knowledge",
+        "skill",
+        "skills",
+        "workflow",
+        "workflows",
+        "note",
+        "notes",
+        "engram",
+        "project",
+        "projects",
+        "code",
+        "codebase",
+        "file",
+        "files",
+        "task",
+        "tasks",
+        "work",
+        "working",
+        "help",
+        "make",
+        "made",
+        "use",
+        "using",
+        "used",
+        "update",
+        "updating",
+        "updated",
+        "change",
+        "changes",
+        "changing",
+        "changed",
+        "add",
+        "adding",
+        "added",
+        "do",
+        "done",
+        "thing",
+        "info",
+        "information",
+        "stuff",
+        "doc",
+        "write",
+        "writing",
+        "like",
+        "look",
+        "see",
+        "check",
+        "find",
+        "show",
+        "tell",
+        "know",
+        "remember",
+        "recall",
+        "context",
+        "agent",
+        "agents",
+        "load",
+        "loading",
+        "save",
+        "repo",
+        "repository",
+        "app",
+        "application",
+        "system",
+    ]
+)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "db": ("database",), "database": ("db",), "databases": ("db",),
+    "auth": ("authentication", "authorization", "login"), "login": ("auth", "signin"),
+    "authentication": ("auth",), "signin": ("login",), "k8s": ("kubernetes",), "kubernetes": ("k8s",),
+    "deploy": ("deployment",), "deployment": ("deploy",), "pr": ("pull",), "docs": ("documentation",),
+    "documentation": ("docs",), "config": ("configuration",), "configuration": ("config",),
+    "env": ("environment",), "environment": ("env",), "perf": ("performance",),
+    "performance": ("perf", "latency"), "i18n": ("translation", "localization"),
+    "translation": ("i18n",), "translations": ("i18n",), "localization": ("i18n",), "l10n": ("i18n",),
+    "ui": ("frontend",), "frontend": ("ui",), "js": ("javascript",), "ts": ("typescript",),
+    "deps": ("dependencies",), "dependency": ("deps",), "dependencies": ("deps",),
+    "credential": ("secret",), "credentials": ("secret",), "secret": ("credentials",),
+    "secrets": ("credentials",), "password": ("secret", "credentials"), "passwords": ("secret",),
+    "endpoint": ("api",), "endpoints": ("api",), "changelog": ("release",), "ship": ("release",),
+    "shipping": ("release",), "bug": ("fix",), "crash": ("error",), "logs": ("logging",),
+    "logging": ("logs",), "metrics": ("monitoring",), "monitoring": ("metrics",),
+    "pipeline": ("ci",), "ci": ("pipeline",), "flaky": ("retry",), "schema": ("migration",),
+    "migrations": ("schema",), "payment": ("billing",), "billing": ("payment",),
+    "invoice": ("billing",), "invoices": ("billing",), "cache": ("caching",), "caching": ("cache",),
+}  # fmt: skip
+TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("release", frozenset(["release", "releases", "releasing", "ship", "publish", "version", "versions", "tag", "changelog", "bump"])),
+    ("bugfix", frozenset(["fix", "fixes", "fixing", "bug", "bugs", "broken", "crash", "crashes", "error", "errors", "fail", "failing", "fails", "failure", "regression", "exception", "issue"])),
+    ("test", frozenset(["test", "tests", "testing", "coverage", "flaky", "unit", "e2e", "integration", "pytest", "spec", "specs"])),
+    ("review", frozenset(["review", "reviews", "reviewing", "pr", "prs", "feedback", "approve", "approval"])),
+    ("refactor", frozenset(["refactor", "refactoring", "cleanup", "clean", "rename", "restructure", "simplify", "extract", "reorganize", "dedupe"])),
+    ("docs", frozenset(["doc", "docs", "documentation", "readme", "guide", "tutorial", "docstring", "docstrings"])),
+    ("ops", frozenset(["deploy", "deployment", "deploying", "infra", "infrastructure", "incident", "outage", "monitoring", "alert", "alerts", "kubernetes", "k8s", "docker", "server", "servers", "oncall", "rollback", "terraform"])),
+    ("feature", frozenset(["add", "implement", "implementing", "build", "create", "support", "feature", "introduce", "new", "endpoint"])),
+)  # fmt: skip
+FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
+WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
+RELATIVE_CUTOFF = 0.22
+
+
+def stem(word: str) -> str:
+    """A tiny suffix stripper for comparing tags/triggers with query words (FTS5 uses Porter)."""
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    return WORD_RE.findall(text.lower().replace("'", ""))
+
+
+def query_terms(query: str) -> list[str]:
+    """Meaningful terms of a task: no stopwords, no generic memory/work words, no 1-letter words."""
+    out: list[str] = []
+    for tok in tokenize(query):
+        if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC:
+            continue
+        if tok not in out:
+            out.append(tok)
+    return out
+
+
+def classify_task(query: str) -> str:
+    toks = set(tokenize(query))
+    best, best_hits = "general", 0
+    for name, words in TASK_TYPES:
+        hits = len(toks & words)
+        if hits > best_hits:
+            best, best_hits = name, hits
+    return best
+
+
+@dataclass
+class Candidate:
+    row: sqlite3.Row
+    score: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    matched: list[str] = field(default_factory=list)
+    reason: str = ""  # why it was dropped or added ("prerequisite of x", "below cutoff", ...)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.row["scope"], self.row["id"])
+
+
+@dataclass
+class Visibility:
+    """Which indexed rows a caller may see: roles, expiry, workspace-over-global, ignores."""
+
+    roles: list[str]
+    today: str
+    ignore: dict[str, IgnoreRules]
+
+    def visible(self, row: sqlite3.Row) -> tuple[bool, str]:
+        rules = self.ignore.get(row["scope"])
+        if rules is not None and rules.patterns and rules.ignores(row["rel"]):
+            return False, "ignored by .engramignore"
+        roles = json.loads(row["roles"] or "[]")
+        if roles and not set(roles) & set(self.roles):
+            return False, f"needs role {', '.join(roles)}"
+        until = row["valid_until"] or ""
+        if until and until[:10] < self.today:
+            return False, f"expired on {until[:10]}"
+        return True, ""
+
+
+class VisibleLookup:
+    """Visible memory rows by id (workspace copy wins over global), memoised per call."""
+
+    def __init__(self, index: Index, vis: Visibility) -> None:
+        self.index, self.vis = index, vis
+        self._memo: dict[str, sqlite3.Row | None] = {}
+
+    def get(self, mid: str) -> sqlite3.Row | None:
+        if mid not in self._memo:
+            rows = self.index.rows_by_id(mid)  # workspace first
+            row = rows[0] if rows else None
+            self._memo[mid] = row if row is not None and self.vis.visible(row)[0] else None
+        return self._memo[mid]
+
+    def __contains__(self, mid: str) -> bool:
+        return self.get(mid) is not None
+
+    def __getitem__(self, mid: str) -> sqlite3.Row:
+        row = self.get(mid)
+        if row is None:
+            raise KeyError(mid)
+        return row
+
+
+def _shadowed(index: Index, row: sqlite3.Row) -> bool:
+    if row["scope"] != "global":
+        return False
+    return any(r["scope"] == "workspace" for r in index.rows_by_id(row["id"]))
+
+
+def rank(
+    index: Index,
+    query: str,
+    vis: Visibility,
+    *,
+    usage: dict | None = None,
+    weak_admits: bool = False,
+) -> list[Candidate]:
+    """Score every visible memory that shares a meaningful term with the query."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    total = max(index.doc_count(), 1)
+    per_doc: dict[int, dict[str, float]] = {}
+    admitted: set[int] = set()
+    field_hits: set[int] = set()
+    term_weight: dict[str, float] = {}
+    expansions: list[tuple[str, str]] = []
+    for t in terms:
+        for syn in SYNONYMS.get(t, ()):
+            if syn not in terms and syn not in GENERIC:
+                expansions.append((syn, t))
+    strong_terms = 0
+    scored_terms: list[tuple[str, str, float]] = [(t, t, 1.0) for t in terms] + [
+        (s, base, 0.6) for s, base in expansions
+    ]
+    term_rows: dict[str, list[tuple[int, float]]] = {}
+    for term, _base, _w in scored_terms:
+        term_rows[term] = index.term_scores(term, FTS_WEIGHTS)
+    for term, base, w in scored_terms:
+        rows = term_rows[term]
+        if not rows:
+            continue
+        weak = len(rows) / total > WEAK_DF and total >= 20
+        if not weak and w == 1.0:
+            strong_terms += 1
+        term_weight[term] = w * (0.4 if weak else 1.0)
+        for rowid, score in rows:
+            bucket = per_doc.setdefault(rowid, {})
+            bucket[base] = max(bucket.get(base, 0.0), score * term_weight[term])
+            if not weak:
+                admitted.add(rowid)
+    if not admitted and (weak_admits or strong_terms == 0):
+        # Only common words: admit memories that name them in title, tags or triggers.
+        for term in terms:
+            q = '{title tags triggers} : "' + term + '"'
+            try:
+                for (rowid,) in index.conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (q,)):
+                    field_hits.add(rowid)
+            except sqlite3.OperationalError:
+                continue
+        admitted = field_hits
+    if not admitted:
+        return []
+    rows = index.rows_by_rowid(sorted(admitted))
+    usage = usage or {}
+    qstems = {stem(t) for t in terms}
+    qnorm = " " + " ".join(tokenize(query)) + " "
+    today = dt.date.fromisoformat(vis.today)
+    out: list[Candidate] = []
+    for rowid, row in rows.items():
+        ok, _ = vis.visible(row)
+        if not ok or _shadowed(index, row):
+            continue
+        matched = per_doc.get(rowid, {})
+        lexical = sum(matched.values())
+        coverage = len(matched) / len(terms)
+        tags = json.loads(row["tags"] or "[]")
+        tag_hits = sum(1 for tag in tags if any(stem(p) in qstems for p in tokenize(tag)))
+        trig = 0.0
+        for phrase in json.loads(row["triggers"] or "[]"):
+            ptoks = tokenize(phrase)
+            if ptoks and f" {' '.join(ptoks)} " in qnorm:
+                trig += 3.0
+            elif ptoks and all(stem(p) in qstems or p in STOPWORDS for p in ptoks):
+                trig += 2.0
+        recency = 0.0
+        try:
+            age = (today - dt.date.fromisoformat((row["updated"] or "")[:10])).days
+            recency = 0.3 * max(0.0, 1 - age / 365)
+        except ValueError:
+            pass
+        use = 0.15 * math.log1p(usage.get((row["scope"], row["id"]), 0))
+        parts = {
+            "lexical": round(lexical * (0.6 + 0.8 * coverage), 4),
+            "tags": 1.2 * tag_hits,
+            "triggers": trig,
+            "recency": round(recency, 4),
+            "usage": round(use, 4),
+        }
+        cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
+        out.append(cand)
+    out.sort(key=lambda c: (-c.score, c.row["id"]))
+    return out
+
+
+def select_with_prerequisites(
+    ranked: list[Candidate], visible: VisibleLookup, limit: int | None
+) -> tuple[list[Candidate], list[Candidate], list[str]]:
+    """Pick the pack: ranked memories plus their depends_on closure, prerequisites first.
+
+    Returns (selected in load order, dropped candidates with reasons, missing dependency ids).
+    """
+    chosen: dict[str, Candidate] = {}
+    order_rank: dict[str, float] = {}
+    dropped: list[Candidate] = []
+    missing: list[str] = []
+    top = ranked[0].score if ranked else 0.0
+    for pos, cand in enumerate(ranked):
+        mid = cand.row["id"]
+        if mid in chosen:
+            continue
+        if top > 0 and cand.score < RELATIVE_CUTOFF * top and pos > 0:
+            cand.reason = (
+                f"below the relevance cutoff ({cand.score:.2f} < {RELATIVE_CUTOFF:.2f} × {top:.2f})"
+            )
+            dropped.append(cand)
+            continue
+        closure = _prerequisites(mid, visible, missing)
+        new = [p for p in closure if p not in chosen]
+        if limit is not None and len(chosen) + len(new) + 1 > limit:
+            cand.reason = f"over the load limit of {limit}"
+            dropped.append(cand)
+            continue
+        for p in new:
+            chosen[p] = Candidate(visible[p], 0.0, {}, [], f"prerequisite of {mid}")
+            order_rank[p] = pos - 0.5
+        chosen[mid] = cand
+        order_rank[mid] = pos
+    return _topological(chosen, order_rank), dropped, sorted(set(missing))
+
+
+def _prerequisites(mid: str, visible: VisibleLookup, missing: list[str]) -> list[str]:
+    seen: list[str] = []
+    stack = [mid]
+    visiting: set[str] = set()
+    while stack:
+        cur = stack.pop()
+        if cur in visiting:
+            continue
+        visiting.add(cur)
+        row = visible.get(cur)
+        if row is None:
+            continue
+        for dep in json.loads(row["depends_on"] or "[]"):
+            if dep == mid or dep in seen:
+                continue
+            if dep not in visible:
+                missing.append(dep)
+                continue
+            seen.append(dep)
+            stack.append(dep)
+    return seen
+
+
+def _topological(chosen: dict[str, Candidate], order_rank: dict[str, float]) -> list[Candidate]:
+    """Prerequisites before dependents; otherwise ranking order. Cycles fall back to rank."""
+    deps = {
+        mid: [d for d in json.loads(c.row["depends_on"] or "[]") if d in chosen and d != mid]
+        for mid, c in chosen.items()
+    }
+    out: list[str] = []
+    placed: set[str] = set()
+    visiting: set[str] = set()
+
+    def place(mid: str) -> None:
+        if mid in placed or mid in visiting:
+            return
+        visiting.add(mid)
+        for d in sorted(deps[mid], key=lambda x: order_rank[x]):
+            place(d)
+        visiting.discard(mid)
+        placed.add(mid)
+        out.append(mid)
+
+    for mid in sorted(chosen, key=lambda x: order_rank[x]):
+        place(mid)
+    return [chosen[m] for m in out]
