@@ -4,7 +4,7 @@ Markdown is the source of truth. The index lives in the primary root's `cache/` 
 can be deleted at any time. Freshness: a new process compares every file's (mtime, size)
 with what was indexed; a long-lived process (the MCP server) checks folder mtimes on each
 call, re-stats the files it is about to return, and does the full comparison at most once
-per `FULL_SCAN_INTERVAL_S`. Changed files are re-parsed; nothing else is rebuilt.
+per `FULL_SCAN_INTERVAL_S` (every call for workspaces under `ALWAYS_SCAN_BELOW` files). Changed files are re-parsed; nothing else is rebuilt.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file
 
 SCHEMA_VERSION = "3"
 FULL_SCAN_INTERVAL_S = 1.0
+ALWAYS_SCAN_BELOW = 2000  # files; under this a full stat comparison costs a few ms, so do it every call
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -75,6 +76,7 @@ class Index:
         self.parse_errors: dict[tuple[str, str], str] = {}
         self._last_full_scan = 0.0
         self._dir_mtimes: dict[str, int] = {}
+        self._file_count = 0
 
     # ------------------------------------------------------------ freshness
 
@@ -101,6 +103,7 @@ class Index:
         sig = self._dirs_signature()
         if (
             not force_full
+            and self._file_count > ALWAYS_SCAN_BELOW
             and sig == self._dir_mtimes
             and now - self._last_full_scan < FULL_SCAN_INTERVAL_S
         ):
@@ -128,6 +131,7 @@ class Index:
                     todo.append((root, fs))
                 elif old[2]:
                     self.parse_errors[key] = old[2]
+        self._file_count = len(seen)
         gone = [k for k in known if k not in seen]
         manifest_changed = self._manifest_stale()
         if not todo and not gone and not manifest_changed:

@@ -1,0 +1,62 @@
+"""Shared fixtures: every test runs with HOME and Engram's user folders inside tmp_path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ENGRAM_HOME", str(home / ".engram-home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    monkeypatch.delenv("ENGRAM_WORKSPACE", raising=False)
+    monkeypatch.delenv("ENGRAM_SESSION_OBJECTIVE", raising=False)
+    yield home
+    from engram.core.index import forget_open_indexes
+
+    forget_open_indexes()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An initialised project folder (empty memory)."""
+    from engram.core import api
+
+    proj = tmp_path / "project"
+    proj.mkdir()
+    api.init(proj)
+    return proj
+
+
+MemoryWriter = Callable[..., Path]
+
+
+@pytest.fixture
+def write_memory() -> MemoryWriter:
+    """Write a schema v3 memory file by hand, as a person would."""
+
+    def write(root: Path, mtype: str, mid: str, title: str, body: str = "", *, folder: str | None = None, **fm: object) -> Path:
+        folder = folder or {"rule": "rules", "skill": "skills", "workflow": "skills", "knowledge": "knowledge"}[mtype]
+        lines = ["---", "schema_version: 3", f"id: {mid}", f"type: {mtype}"]
+        for key, value in fm.items():
+            if isinstance(value, list):
+                lines.append(f"{key}: [{', '.join(str(v) for v in value)}]")
+            else:
+                lines.append(f"{key}: {value}")
+        lines += ["---", "", f"# {title}", "", "## Content", "", body or f"- {title}.", ""]
+        path = root / folder / f"{mid}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return path
+
+    return write
+
+
+def ws_root(project: Path) -> Path:
+    return project / ".agents" / ".engram"

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from engram.core import api
+from engram.core.index import forget_open_indexes, index_path, open_index
+from engram.core.roots import resolve_roots
+from tests.conftest import ws_root
+
+
+def _ids(project: Path, query: str) -> list[str]:
+    return api.search(resolve_roots(project), query).data["entries"] and [
+        e["id"] for e in api.search(resolve_roots(project), query).data["entries"]
+    ]
+
+
+def test_index_follows_hand_edits_renames_and_deletes(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    p = write_memory(root, "knowledge", "queue-config", "Queue settings", "- The queue uses rabbitmq.")
+    assert _ids(project, "rabbitmq") == ["queue-config"]
+    # edit in place (same size class, new mtime)
+    time.sleep(0.01)
+    p.write_text(p.read_text().replace("rabbitmq", "kafka"))
+    assert _ids(project, "kafka") == ["queue-config"]
+    assert not _ids(project, "rabbitmq")
+    # rename
+    newp = p.with_name("broker-config.md")
+    os.replace(p, newp)
+    newp.write_text(newp.read_text().replace("id: queue-config", "id: broker-config"))
+    assert _ids(project, "kafka") == ["broker-config"]
+    # delete
+    newp.unlink()
+    assert not _ids(project, "kafka")
+
+
+def test_a_new_process_sees_changes_made_while_it_was_away(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "knowledge", "alpha", "Alpha service", "- alpha runs on port 8080")
+    assert _ids(project, "alpha")
+    forget_open_indexes()  # as if the process ended
+    write_memory(root, "knowledge", "beta", "Beta service", "- beta runs on port 9090")
+    assert _ids(project, "beta") == ["beta"]
+
+
+def test_only_changed_files_are_reread(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    for i in range(20):
+        write_memory(root, "knowledge", f"fact-{i}", f"Fact {i}", f"- detail number {i}")
+    roots = resolve_roots(project)
+    idx = open_index(roots)
+    assert idx.refresh(force_full=True) == 0
+    time.sleep(0.01)
+    write_memory(root, "knowledge", "fact-3", "Fact 3 edited", "- new detail")
+    assert idx.refresh(force_full=True) == 1
+
+
+def test_corrupt_index_is_rebuilt_and_reported(project: Path, write_memory) -> None:
+    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    roots = resolve_roots(project)
+    api.search(roots, "linter")
+    forget_open_indexes()
+    path = index_path(roots)
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    result = api.search(roots, "linter")
+    assert [e["id"] for e in result.data["entries"]] == ["lint-first"]
+    assert any(d.code == "index.rebuilt" for d in result.diagnostics)
+
+
+def test_unparsable_file_is_skipped_and_reported(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "rule", "good-one", "Good rule about caching", "- cache for 60s")
+    (root / "rules" / "broken.md").write_bytes(b"---\nid: broken\ntype: rule\n")
+    (root / "rules" / "latin1.md").write_bytes("---\nid: latin1\ntype: rule\n---\n# caf\xe9 caching\n".encode("latin-1"))
+    result = api.load(resolve_roots(project), "caching rules")
+    assert result.data["selected_keys"] == ["good-one"]
+    reasons = {d.path.rsplit("/", 1)[-1]: d.message for d in result.diagnostics if d.code == "memory.parse_error"}
+    assert "not closed" in reasons["broken.md"]
+    assert "not UTF-8" in reasons["latin1.md"]
+
+
+def test_rebuild_keeps_usage_counts(project: Path, write_memory) -> None:
+    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    roots = resolve_roots(project)
+    api.load(roots, "run the linter")
+    api.load(roots, "run the linter")
+    rebuilt = api.rebuild_index(roots)
+    assert rebuilt.data["indexed"] == 1
+    assert api.most_used(roots, 5)[0]["uses"] == 2
+
+
+def test_read_only_root_still_reads(project: Path, write_memory) -> None:
+    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    cache = ws_root(project) / "cache"
+    forget_open_indexes()
+    import shutil
+
+    shutil.rmtree(cache)
+    os.chmod(ws_root(project), 0o555)
+    try:
+        if os.access(ws_root(project), os.W_OK):  # running as root: permissions do not bind
+            return
+        result = api.search(resolve_roots(project), "linter")
+        assert [e["id"] for e in result.data["entries"]] == ["lint-first"]
+    finally:
+        os.chmod(ws_root(project), 0o755)
