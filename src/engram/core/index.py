@@ -23,7 +23,8 @@ from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file
 
 SCHEMA_VERSION = "3"
 FULL_SCAN_INTERVAL_S = 1.0
-ALWAYS_SCAN_BELOW = 2000  # files; under this a full stat comparison costs a few ms, so do it every call
+# Under this many files a full stat comparison costs a few ms, so it runs on every call.
+ALWAYS_SCAN_BELOW = 2000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);

@@ -12,7 +12,14 @@ from engram.core.config import Config, load_config
 from engram.core.errors import NotFoundError, UsageError
 from engram.core.index import Index, doc_to_memory, open_index, rebuild_index
 from engram.core.memory import ID_RE, Memory
-from engram.core.render import TOKEN_RULE, estimate_tokens, render_card, render_compact, render_full
+from engram.core.render import (
+    TOKEN_RULE,
+    estimate_tokens,
+    fit_pack,
+    render_card,
+    render_compact,
+    render_full,
+)
 from engram.core.results import Result
 from engram.core.roots import Roots
 from engram.core.routing import (
@@ -209,37 +216,21 @@ def load_memories_for_task(
     task_type = classify_task(query) if query else "startup"
 
     mems = [doc_to_memory(c.row["doc"]) for c in selected]
-    blocks: list[tuple[str, str]] = []  # (tier, text)
+    bodies: list[str | None] = []
     for mem in mems:
-        body_ok = not (
+        other_objective = (
             objective is not None
             and mem.tier == "working"
             and not _same_objective(objective, mem.objective)
         )
-        body = (render_full(mem) if full else render_compact(mem, variant)) if body_ok else None
-        blocks.append(("body" if body else "card", body or render_card(mem)))
-
+        bodies.append(
+            None if other_objective else render_full(mem) if full else render_compact(mem, variant)
+        )
     header_query = f'"{query}"' if query else "session start"
-    tiers: list[str] = []
-    used = estimate_tokens(f"Engram memory for {header_query} · task type: {task_type}\n")
-    card_texts = [render_card(m) for m in mems]
-    card_costs = [estimate_tokens(t) for t in card_texts]
-    for i, (kind, text) in enumerate(blocks):
-        rest_cards = sum(card_costs[i + 1 :]) if disclosure == "auto" else 0
-        body_cost = estimate_tokens(text)
-        if (
-            disclosure != "cards"
-            and kind == "body"
-            and used + body_cost + rest_cards <= budget
-            and "card" not in tiers
-        ):
-            tiers.append("body")
-            used += body_cost
-        elif disclosure != "bodies" and used + card_costs[i] <= budget:
-            tiers.append("card")
-            used += card_costs[i]
-        else:
-            tiers.append("omitted")
+    title = f"Engram memory for {header_query} · task type: {task_type}"
+    tiers, pack_text = fit_pack(
+        title, [m.id for m in mems], bodies, [render_card(m) for m in mems], budget, disclosure
+    )
     body_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t == "body"]
     card_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "card"]
     omitted_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "omitted"]
@@ -269,23 +260,7 @@ def load_memories_for_task(
             + (f" (terms: {', '.join(terms)})." if terms else " (no meaningful terms in the task).")
         )
     else:
-        text_parts.append(
-            f"Engram memory for {header_query} · task type: {task_type} · "
-            f"{len(body_keys)} bodies, {len(card_ids)} cards, {len(omitted_ids)} omitted"
-        )
-        for (_kind, text), t in zip(blocks, tiers, strict=True):
-            if t == "body":
-                text_parts.append(text.rstrip())
-        cards = [card_texts[i] for i, t in enumerate(tiers) if t == "card"]
-        if cards:
-            text_parts.append(
-                "Also relevant (fetch one with `engram load --id ID`):\n" + "".join(cards).rstrip()
-            )
-        if omitted_ids:
-            text_parts.append(
-                "Omitted for the token budget (fetch with `engram load --id ID`): "
-                + ", ".join(omitted_ids)
-            )
+        text_parts.append(pack_text)
     text = "\n\n".join(text_parts)
     tokens = estimate_tokens(text)
     digests = {c.row["id"]: c.row["hash"] for c in selected}

@@ -53,3 +53,69 @@ def render_card(mem: Memory) -> str:
     extra = " (working note)" if mem.tier == "working" else ""
     scope = " [global]" if mem.scope == "global" else ""
     return f"- {mem.type} `{mem.id}`{scope} — {mem.title}{extra}\n"
+
+
+CARDS_HEADER = "Also relevant (fetch one with `engram load --id ID`):"
+OMITTED_HEADER = "Omitted for the token budget (fetch with `engram load --id ID`): "
+
+
+def _pack_text(
+    title: str, ids: list[str], bodies: list[str | None], cards: list[str], tiers: list[str]
+) -> str:
+    counts = f"{tiers.count('body')} bodies, {tiers.count('card')} cards, {tiers.count('omitted')} omitted"
+    parts = [f"{title} · {counts}"]
+    parts += [(b or "").rstrip() for b, t in zip(bodies, tiers, strict=True) if t == "body"]
+    card_lines = [c for c, t in zip(cards, tiers, strict=True) if t == "card"]
+    if card_lines:
+        parts.append(CARDS_HEADER + "\n" + "".join(card_lines).rstrip())
+    omitted = [i for i, t in zip(ids, tiers, strict=True) if t == "omitted"]
+    if omitted:
+        parts.append(OMITTED_HEADER + ", ".join(omitted))
+    return "\n\n".join(parts)
+
+
+def fit_pack(
+    title: str,
+    ids: list[str],
+    bodies: list[str | None],
+    cards: list[str],
+    budget: int,
+    disclosure: str,
+) -> tuple[list[str], str]:
+    """Assign body/card/omitted tiers in load order so the whole text fits `budget` tokens.
+
+    Bodies first (while the cards of the rest still fit), then cards; `None` bodies (notes
+    for another objective) are cards at best. The text is then measured and the last card
+    (then the last body) demoted until the estimate fits.
+    """
+    card_costs = [estimate_tokens(c) for c in cards]
+    used = estimate_tokens(title) + 12  # the counts suffix
+    tiers: list[str] = []
+    for i, body in enumerate(bodies):
+        rest = sum(card_costs[i + 1 :]) if disclosure == "auto" else 0
+        header = 0 if "card" in tiers else estimate_tokens(CARDS_HEADER)
+        if (
+            disclosure != "cards"
+            and body
+            and "card" not in tiers
+            and used + estimate_tokens(body) + rest <= budget
+        ):
+            tiers.append("body")
+            used += estimate_tokens(body)
+        elif disclosure != "bodies" and used + card_costs[i] + header <= budget:
+            tiers.append("card")
+            used += card_costs[i] + header
+        else:
+            tiers.append("omitted")
+    text = _pack_text(title, ids, bodies, cards, tiers)
+    while estimate_tokens(text) > budget:
+        if "card" in tiers:
+            pos = len(tiers) - 1 - tiers[::-1].index("card")
+            tiers[pos] = "omitted"
+        elif "body" in tiers:
+            pos = len(tiers) - 1 - tiers[::-1].index("body")
+            tiers[pos] = "card" if disclosure != "bodies" else "omitted"
+        else:
+            break
+        text = _pack_text(title, ids, bodies, cards, tiers)
+    return tiers, text
