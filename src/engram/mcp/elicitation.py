@@ -48,8 +48,13 @@ class Form:
     scopes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "schema": self.schema,
-                "numbers": list(self.numbers), "scopes": list(self.scopes)}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "schema": self.schema,
+            "numbers": list(self.numbers),
+            "scopes": list(self.scopes),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Form:

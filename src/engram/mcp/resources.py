@@ -83,9 +83,11 @@ def read_resource(era: Era, uri: Any, core: Core) -> dict[str, Any]:
         mid = uri[len(MEMORY_PREFIX) :]
     else:
         raise not_found(
-            era, uri, f"{uri!r} is not an Engram resource; use {INDEX_URI} or {MEMORY_TEMPLATE} "
+            era,
+            uri,
+            f"{uri!r} is not an Engram resource; use {INDEX_URI} or {MEMORY_TEMPLATE} "
             "where id is a memory id (a-z, 0-9, '-')",
-        )  # fmt: skip
+        )
     try:
         roots = require_roots()
         result = core(api.index_cards, roots) if mid is None else core(api.read_memory, roots, mid)

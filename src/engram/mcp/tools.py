@@ -527,7 +527,7 @@ TOOLS: tuple[Tool, ...] = (
                 "type": "boolean",
                 "description": "Add ranking evidence instead of bodies.",
             },
-        },  # fmt: skip
+        },
         run_load,
         annotations={"title": "Load project memory", **READ},
     ),
@@ -554,7 +554,7 @@ TOOLS: tuple[Tool, ...] = (
                 "maximum": 50,
                 "description": "Most results to return (default 10).",
             },
-        },  # fmt: skip
+        },
         run_search,
         required=("query",),
         annotations={"title": "Search memory", **READ},
@@ -591,7 +591,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             "type": {**MEMORY_TYPE, "description": "Memory type; default: inferred from the text."},
             "scope": SCOPE_SAVE,
-        },  # fmt: skip
+        },
         run_save,
         required=("text",),
         annotations={
@@ -599,7 +599,7 @@ TOOLS: tuple[Tool, ...] = (
             "readOnlyHint": False,
             "destructiveHint": False,
             "openWorldHint": False,
-        },  # fmt: skip
+        },
     ),
     Tool(
         "engram_save_session",
@@ -617,7 +617,7 @@ TOOLS: tuple[Tool, ...] = (
                 "maxLength": 40000,
             },
             "scope": SCOPE_SAVE,
-        },  # fmt: skip
+        },
         run_save_session,
         required=("text",),
         annotations={
@@ -625,7 +625,7 @@ TOOLS: tuple[Tool, ...] = (
             "readOnlyHint": False,
             "destructiveHint": False,
             "openWorldHint": False,
-        },  # fmt: skip
+        },
     ),
     Tool(
         "engram_commit",
@@ -652,7 +652,7 @@ TOOLS: tuple[Tool, ...] = (
                 "enum": ["workspace", "global"],
                 "description": "Narrow a both-scope proposal to one scope (never widens).",
             },
-        },  # fmt: skip
+        },
         run_commit,
         required=("approval_token",),
         annotations={
@@ -661,7 +661,7 @@ TOOLS: tuple[Tool, ...] = (
             "destructiveHint": True,
             "idempotentHint": False,
             "openWorldHint": False,
-        },  # fmt: skip
+        },
         meta={META_REQUIRES_USER: True},  # R-APP-6
     ),
     Tool(
@@ -675,7 +675,7 @@ TOOLS: tuple[Tool, ...] = (
                 "items": {"type": "string", "maxLength": 80},
                 "description": 'Role slugs, e.g. ["backend"]; [] clears.',
             }
-        },  # fmt: skip
+        },
         run_set_role,
         required=("roles",),
         annotations={
@@ -684,7 +684,7 @@ TOOLS: tuple[Tool, ...] = (
             "destructiveHint": False,
             "idempotentHint": True,
             "openWorldHint": False,
-        },  # fmt: skip
+        },
     ),
     Tool(
         "engram_set_rule_variant",
@@ -700,7 +700,7 @@ TOOLS: tuple[Tool, ...] = (
             "destructiveHint": False,
             "idempotentHint": True,
             "openWorldHint": False,
-        },  # fmt: skip
+        },
     ),
     Tool(
         "engram_note",
@@ -725,7 +725,7 @@ TOOLS: tuple[Tool, ...] = (
                 "description": "Default knowledge.",
             },
             "scope": {"type": "string", "enum": ["workspace", "global"]},
-        },  # fmt: skip
+        },
         run_note,
         required=("text", "objective"),
         annotations={
