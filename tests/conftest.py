@@ -9,7 +9,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("ENGRAM_HOME", str(home / ".engram-home"))
@@ -41,8 +43,22 @@ MemoryWriter = Callable[..., Path]
 def write_memory() -> MemoryWriter:
     """Write a schema v3 memory file by hand, as a person would."""
 
-    def write(root: Path, mtype: str, mid: str, title: str, body: str = "", *, folder: str | None = None, **fm: object) -> Path:
-        folder = folder or {"rule": "rules", "skill": "skills", "workflow": "skills", "knowledge": "knowledge"}[mtype]
+    def write(
+        root: Path,
+        mtype: str,
+        mid: str,
+        title: str,
+        body: str = "",
+        *,
+        folder: str | None = None,
+        **fm: object,
+    ) -> Path:
+        folder = (
+            folder
+            or {"rule": "rules", "skill": "skills", "workflow": "skills", "knowledge": "knowledge"}[
+                mtype
+            ]
+        )
         lines = ["---", "schema_version: 3", f"id: {mid}", f"type: {mtype}"]
         for key, value in fm.items():
             if isinstance(value, list):

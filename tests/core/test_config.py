@@ -26,7 +26,9 @@ def test_valid_values_are_normalised(key: str, value: object, expected: object) 
      ("mcp.resource_limit", 201, "from 0 to 200"), ("rule_variant", "loud", "light, balanced, strict, off"),
      ("roles", "a/b", "role slugs"), ("nope", 1, "unknown configuration key")],
 )  # fmt: skip
-def test_invalid_values_name_the_key_and_the_allowed_range(key: str, value: object, message: str) -> None:
+def test_invalid_values_name_the_key_and_the_allowed_range(
+    key: str, value: object, message: str
+) -> None:
     with pytest.raises(UsageError, match=message):
         coerce(key, value)
 

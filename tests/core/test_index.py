@@ -18,7 +18,9 @@ def _ids(project: Path, query: str) -> list[str]:
 
 def test_index_follows_hand_edits_renames_and_deletes(project: Path, write_memory) -> None:
     root = ws_root(project)
-    p = write_memory(root, "knowledge", "queue-config", "Queue settings", "- The queue uses rabbitmq.")
+    p = write_memory(
+        root, "knowledge", "queue-config", "Queue settings", "- The queue uses rabbitmq."
+    )
     assert _ids(project, "rabbitmq") == ["queue-config"]
     # edit in place (same size class, new mtime)
     time.sleep(0.01)
@@ -57,7 +59,9 @@ def test_only_changed_files_are_reread(project: Path, write_memory) -> None:
 
 
 def test_corrupt_index_is_rebuilt_and_reported(project: Path, write_memory) -> None:
-    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    write_memory(
+        ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit"
+    )
     roots = resolve_roots(project)
     api.search(roots, "linter")
     forget_open_indexes()
@@ -74,16 +78,24 @@ def test_unparsable_file_is_skipped_and_reported(project: Path, write_memory) ->
     root = ws_root(project)
     write_memory(root, "rule", "good-one", "Good rule about caching", "- cache for 60s")
     (root / "rules" / "broken.md").write_bytes(b"---\nid: broken\ntype: rule\n")
-    (root / "rules" / "latin1.md").write_bytes("---\nid: latin1\ntype: rule\n---\n# caf\xe9 caching\n".encode("latin-1"))
+    (root / "rules" / "latin1.md").write_bytes(
+        "---\nid: latin1\ntype: rule\n---\n# caf\xe9 caching\n".encode("latin-1")
+    )
     result = api.load(resolve_roots(project), "caching rules")
     assert result.data["selected_keys"] == ["good-one"]
-    reasons = {d.path.rsplit("/", 1)[-1]: d.message for d in result.diagnostics if d.code == "memory.parse_error"}
+    reasons = {
+        d.path.rsplit("/", 1)[-1]: d.message
+        for d in result.diagnostics
+        if d.code == "memory.parse_error"
+    }
     assert "not closed" in reasons["broken.md"]
     assert "not UTF-8" in reasons["latin1.md"]
 
 
 def test_rebuild_keeps_usage_counts(project: Path, write_memory) -> None:
-    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    write_memory(
+        ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit"
+    )
     roots = resolve_roots(project)
     api.load(roots, "run the linter")
     api.load(roots, "run the linter")
@@ -93,7 +105,9 @@ def test_rebuild_keeps_usage_counts(project: Path, write_memory) -> None:
 
 
 def test_read_only_root_still_reads(project: Path, write_memory) -> None:
-    write_memory(ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit")
+    write_memory(
+        ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit"
+    )
     cache = ws_root(project) / "cache"
     forget_open_indexes()
     import shutil

@@ -49,7 +49,9 @@ def test_crlf_and_bom_are_tolerated() -> None:
 
 
 def test_id_falls_back_to_file_name_and_type_to_folder(tmp_path) -> None:
-    mem = parse_memory("---\ntags: [x]\n---\n# T\n", tmp_path / "my-note.md", default_type="knowledge")
+    mem = parse_memory(
+        "---\ntags: [x]\n---\n# T\n", tmp_path / "my-note.md", default_type="knowledge"
+    )
     assert (mem.id, mem.type) == ("my-note", "knowledge")
 
 

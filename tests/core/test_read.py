@@ -12,7 +12,10 @@ from engram.core.errors import NotFoundError, UsageError
 from engram.core.roots import resolve_roots
 from tests.conftest import ws_root
 
-LONG = "\n".join(f"- Step {i}: check the staging deploy logs for service {i} and compare latency." for i in range(40))
+LONG = "\n".join(
+    f"- Step {i}: check the staging deploy logs for service {i} and compare latency."
+    for i in range(40)
+)
 
 
 @pytest.fixture
@@ -30,7 +33,14 @@ def ws(project: Path, write_memory) -> Path:
                  tags=["database", "migrations"])  # fmt: skip
     write_memory(root, "knowledge", "frontend-tokens", "Design tokens for the frontend", "- colors come from tokens.css",
                  tags=["frontend", "css"], role=["frontend"])  # fmt: skip
-    write_memory(root, "knowledge", "staging-runbook", "Staging deploy runbook", LONG, tags=["deploy", "staging"])
+    write_memory(
+        root,
+        "knowledge",
+        "staging-runbook",
+        "Staging deploy runbook",
+        LONG,
+        tags=["deploy", "staging"],
+    )
     return project
 
 
@@ -66,7 +76,10 @@ def test_prerequisite_enters_even_without_a_shared_term(ws: Path, write_memory) 
 
 def test_roles_hide_and_show_restricted_memories(ws: Path) -> None:
     assert "frontend-tokens" not in load(ws, "frontend design tokens").data["selected_keys"]
-    assert "frontend-tokens" in load(ws, "frontend design tokens", roles=["frontend"]).data["selected_keys"]
+    assert (
+        "frontend-tokens"
+        in load(ws, "frontend design tokens", roles=["frontend"]).data["selected_keys"]
+    )
     api.set_role(resolve_roots(ws), ["frontend"])
     assert "frontend-tokens" in load(ws, "frontend design tokens").data["selected_keys"]
 
@@ -74,7 +87,14 @@ def test_roles_hide_and_show_restricted_memories(ws: Path) -> None:
 def test_limit_and_all(ws: Path, write_memory) -> None:
     root = ws_root(ws)
     for i in range(12):
-        write_memory(root, "knowledge", f"cache-fact-{i}", f"Cache fact {i}", f"- the cache layer detail {i}", tags=["cache"])
+        write_memory(
+            root,
+            "knowledge",
+            f"cache-fact-{i}",
+            f"Cache fact {i}",
+            f"- the cache layer detail {i}",
+            tags=["cache"],
+        )
     assert len(load(ws, "cache layer").data["selected_keys"]) == 8
     assert len(load(ws, "cache layer", limit=3).data["selected_keys"]) == 3
     assert len(load(ws, "cache layer", all_=True, budget_tokens=100000).data["selected_keys"]) == 12
@@ -87,7 +107,9 @@ def test_limit_and_all(ws: Path, write_memory) -> None:
 def test_budget_tiers_bodies_then_cards_then_omitted(ws: Path, write_memory) -> None:
     root = ws_root(ws)
     for i in range(6):
-        write_memory(root, "knowledge", f"deploy-note-{i}", f"Deploy note {i}", LONG, tags=["deploy"])
+        write_memory(
+            root, "knowledge", f"deploy-note-{i}", f"Deploy note {i}", LONG, tags=["deploy"]
+        )
     data = load(ws, "staging deploy latency", budget_tokens=1200).data
     assert data["body_keys"] and data["card_ids"]
     order = data["selected_keys"]
@@ -112,7 +134,10 @@ def test_full_output_has_all_front_matter_and_variants(ws: Path) -> None:
 
 def test_rule_variant_mode_picks_the_wording(ws: Path) -> None:
     api.set_rule_variant(resolve_roots(ws), "strict")
-    assert "Rule (strict): Never release without green tests." in load(ws, "run tests before release").text
+    assert (
+        "Rule (strict): Never release without green tests."
+        in load(ws, "run tests before release").text
+    )
     api.set_rule_variant(resolve_roots(ws), "off")
     assert "Rule (balanced)" in load(ws, "run tests before release").text
 
@@ -121,7 +146,11 @@ def test_explain_gives_evidence_without_bodies(ws: Path) -> None:
     res = load(ws, "database migration", explain=True)
     assert "alembic revision" not in res.text
     sel = res.data["explain"]["selected"][0]
-    assert sel["id"] == "db-migrations" and "databas" in " ".join(sel["matched_terms"]) or sel["matched_terms"]
+    assert (
+        sel["id"] == "db-migrations"
+        and "databas" in " ".join(sel["matched_terms"])
+        or sel["matched_terms"]
+    )
     assert sel["parts"]["lexical"] > 0
 
 
@@ -153,8 +182,17 @@ def test_usage_counts_every_body_returned_but_not_dry_runs(ws: Path) -> None:
 def test_workspace_wins_over_global(ws: Path, tmp_path: Path, monkeypatch, write_memory) -> None:
     g = tmp_path / "global"
     monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(g))
-    write_memory(g, "knowledge", "db-migrations", "Global migrations note", "- flyway everywhere", tags=["database"])
-    write_memory(g, "rule", "global-style", "Global style: black formatting", "- format python with black")
+    write_memory(
+        g,
+        "knowledge",
+        "db-migrations",
+        "Global migrations note",
+        "- flyway everywhere",
+        tags=["database"],
+    )
+    write_memory(
+        g, "rule", "global-style", "Global style: black formatting", "- format python with black"
+    )
     roots = resolve_roots(ws)
     res = api.load(roots, "database migrations")
     assert "alembic" in res.text and "flyway" not in res.text
@@ -167,7 +205,9 @@ def test_engramignore_hides_matching_files(ws: Path) -> None:
     assert load(ws, "database migration").data["selected_keys"] == []
 
 
-def test_expired_notes_never_load_and_objective_controls_note_bodies(ws: Path, write_memory) -> None:
+def test_expired_notes_never_load_and_objective_controls_note_bodies(
+    ws: Path, write_memory
+) -> None:
     root = ws_root(ws)
     past = (dt.date.today() - dt.timedelta(days=1)).isoformat()
     future = (dt.date.today() + dt.timedelta(days=5)).isoformat()

@@ -31,7 +31,9 @@ def test_init_creates_the_layout_and_is_idempotent(tmp_path: Path) -> None:
     assert json.loads((root / "config.json").read_text()) == {"load": {"limit": 3}}
 
 
-def test_init_adopts_existing_memory_files_without_touching_them(tmp_path: Path, write_memory) -> None:
+def test_init_adopts_existing_memory_files_without_touching_them(
+    tmp_path: Path, write_memory
+) -> None:
     root = tmp_path / ".agents" / ".engram"
     path = write_memory(root, "rule", "keep-me", "Keep me")
     before = path.read_bytes()
@@ -56,7 +58,9 @@ def test_global_path_is_created_and_remembered(tmp_path: Path, project: Path) ->
     assert resolve_roots(project).global_.path == g.resolve()
 
 
-def test_env_global_dir_wins(tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_global_dir_wins(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     g = tmp_path / "env-global"
     g.mkdir()
     monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(g))

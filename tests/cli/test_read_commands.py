@@ -1,0 +1,129 @@
+"""The installed `engram` executable: read commands, --json envelopes and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ws_root
+
+
+def engram(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engram.cli.main", *args], cwd=cwd, capture_output=True, text=True, input=stdin,
+        env=os.environ.copy(), timeout=60,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    proj = tmp_path / "demo"
+    proj.mkdir()
+    res = engram("init", "--example", cwd=proj)
+    assert res.returncode == 0, res.stderr
+    return proj
+
+
+def test_init_then_load_prints_a_routed_pack(demo: Path) -> None:
+    res = engram("load", "prepare a release", cwd=demo)
+    assert res.returncode == 0
+    assert "# How to cut a release" in res.stdout
+
+
+def test_json_envelope_of_load_search_route(demo: Path) -> None:
+    for args in (
+        ["load", "release"],
+        ["search", "release"],
+        ["route", "release"],
+        ["status"],
+        ["verify"],
+    ):
+        res = engram(*args, "--json", cwd=demo)
+        env = json.loads(res.stdout)
+        assert set(env) == {"contract_version", "ok", "data", "diagnostics"}, args
+    load = json.loads(engram("load", "release", "--json", cwd=demo).stdout)["data"]
+    assert {"selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens"} <= set(load)
+    entries = json.loads(engram("route", "release", "--json", cwd=demo).stdout)["data"]["entries"]
+    assert entries and all({"id", "type", "scope", "score"} <= set(e) for e in entries)
+
+
+def test_works_from_a_subfolder(demo: Path) -> None:
+    sub = demo / "src" / "deep"
+    sub.mkdir(parents=True)
+    assert engram("search", "database", cwd=sub).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["load", "--bogus"], "unrecognized arguments"),
+        (["load", ""], "empty query"),
+        (["load", "--id", "../x"], "not valid"),
+        (["load", "--id", "a/b"], "not valid"),
+        (["load", "x", "--limit", "0"], "from 1 to 32"),
+        (["config", "set", "load.limit", "99"], "load.limit"),
+        (["config", "set", "colour", "red"], "unknown configuration key"),
+        (["set-rule-variant", "loud"], "light, balanced, strict, off, status"),
+        (["search", "x", "--limit", "abc"], "integer"),
+    ],
+)
+def test_bad_input_is_one_clear_line_with_exit_2_and_nothing_changes(
+    demo: Path, args: list[str], message: str
+) -> None:
+    before = {
+        p: p.read_bytes()
+        for p in ws_root(demo).rglob("*")
+        if p.is_file() and "cache" not in p.parts
+    }
+    res = engram(*args, cwd=demo)
+    assert res.returncode == 2, res
+    assert message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    after = {
+        p: p.read_bytes()
+        for p in ws_root(demo).rglob("*")
+        if p.is_file() and "cache" not in p.parts
+    }
+    assert before == after
+
+
+def test_no_root_is_a_clear_error(tmp_path: Path) -> None:
+    res = engram("load", "anything", cwd=tmp_path)
+    assert res.returncode == 1
+    assert "engram init" in res.stderr
+
+
+def test_verify_exits_non_zero_when_something_is_wrong(demo: Path) -> None:
+    assert engram("verify", cwd=demo).returncode == 0
+    p = ws_root(demo) / "rules" / "no-secrets-in-logs.md"
+    p.write_text(p.read_text() + "\n- hand edit\n")
+    res = engram("verify", cwd=demo)
+    assert res.returncode == 1 and "modified: rules/no-secrets-in-logs.md" in res.stdout
+    assert engram("verify", "--accept", str(p), cwd=demo).returncode == 0
+
+
+def test_set_role_and_role_override(demo: Path, write_memory) -> None:
+    write_memory(
+        ws_root(demo),
+        "knowledge",
+        "css-grid",
+        "Use CSS grid for layouts",
+        "- grid over flex",
+        role=["frontend"],
+    )
+    assert "css-grid" not in engram("load", "css grid layout", cwd=demo).stdout
+    assert "css-grid" in engram("load", "css grid layout", "--role", "frontend", cwd=demo).stdout
+    assert engram("set-role", "frontend", cwd=demo).returncode == 0
+    assert "css-grid" in engram("load", "css grid layout", cwd=demo).stdout
+    assert engram("set-role", "--clear", cwd=demo).returncode == 0
+    assert "css-grid" not in engram("load", "css grid layout", cwd=demo).stdout
+
+
+def test_rebuild_index_command(demo: Path) -> None:
+    res = engram("rebuild-index", cwd=demo)
+    assert res.returncode == 0 and "8 memories indexed" in res.stdout
