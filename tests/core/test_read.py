@@ -147,8 +147,8 @@ def test_explain_gives_evidence_without_bodies(ws: Path) -> None:
     assert "alembic revision" not in res.text
     sel = res.data["explain"]["selected"][0]
     assert (
-        sel["id"] == "db-migrations"
-        and "databas" in " ".join(sel["matched_terms"])
+        (sel["id"] == "db-migrations"
+        and "databas" in " ".join(sel["matched_terms"]))
         or sel["matched_terms"]
     )
     assert sel["parts"]["lexical"] > 0
