@@ -154,6 +154,7 @@ def judge_all(
     scopes: list[str],
     *,
     preferred_ids: dict[int, str] | None = None,
+    free_ids: set[str] | None = None,
     strict: bool = True,
 ) -> list[dict[str, Any]]:
     """Ids, titles, verdicts and related hints for every candidate (deterministic).
@@ -169,6 +170,7 @@ def judge_all(
     taken: set[str] = set()
     for r in target_roots:
         taken |= taken_ids(r)
+    taken -= free_ids or set()
     by_id = {m.id: m for m in reversed(existing)}  # workspace wins
     edges: dict[str, list[str]] = {m.id: list(m.depends_on) for m in existing}
     profiles: dict[tuple[str, str], Any] = {}
@@ -241,9 +243,10 @@ def build_payload(
     scopes: list[str],
     roles: list[str],
     preferred_ids: dict[int, str] | None = None,
+    free_ids: set[str] | None = None,
     extra: dict[int, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    entries = judge_all(roots, cands, scopes, preferred_ids=preferred_ids)
+    entries = judge_all(roots, cands, scopes, preferred_ids=preferred_ids, free_ids=free_ids)
     for e in entries:
         e.update((extra or {}).get(e["number"], {}))
     return {
@@ -531,6 +534,7 @@ def prepare_candidates(
     role: str | list[str] | None = None,
     scopes: list[str] | None = None,
     preferred_ids: dict[int, str] | None = None,
+    free_ids: set[str] | None = None,
     extra: dict[int, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[tuple[int, list[str]]]]:
     """Scan and judge parsed candidates into an unsaved proposal payload."""
@@ -541,7 +545,7 @@ def prepare_candidates(
     redacted = scan_candidates(cands)
     payload = build_payload(
         roots, cands, kind=kind, scopes=scopes, roles=roles,
-        preferred_ids=preferred_ids, extra=extra,
+        preferred_ids=preferred_ids, free_ids=free_ids, extra=extra,
     )  # fmt: skip
     return payload, redacted
 

@@ -39,6 +39,14 @@ STOPWORDS = frozenset(
     use uses using used make makes made get gets got set sets run runs via per""".split()  # noqa: SIM905
 )
 
+# Words an id can do without (an id keeps verbs and polarity: always-run-tests-before-release).
+SLUG_STOPWORDS = frozenset(
+    """a an the and or of to in on at by for with from into onto is are was were be been
+    it its this that these those we you they our your their i my me should will can
+    please so then""".split()  # noqa: SIM905
+)
+MAX_SLUG_WORDS = 6
+
 
 @dataclass
 class Candidate:
@@ -279,14 +287,14 @@ def words(text: str) -> list[str]:
 def slugify(text: str, max_len: int = MAX_ID_CHARS) -> str:
     """An id from the first meaningful words of a text (≤ max_len, a valid slug)."""
     ws = [w.replace("'", "") for w in words(text)]
-    meaningful = [w for w in ws if w not in STOPWORDS] or ws or ["memory"]
+    meaningful = [w for w in ws if w not in SLUG_STOPWORDS] or ws or ["memory"]
     slug = ""
     for w in meaningful:
         nxt = f"{slug}-{w}" if slug else w
         if len(nxt) > max_len:
             break
         slug = nxt
-        if slug.count("-") >= 6:
+        if slug.count("-") >= MAX_SLUG_WORDS - 1:
             break
     if not slug:
         slug = meaningful[0][:max_len]

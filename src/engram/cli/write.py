@@ -1,0 +1,373 @@
+"""Write commands: save, save-session (ss), commit, archive, note, promote.
+
+Parsing, the terminal approval prompt and printing only; every decision is made by
+`engram.core.api` (the same functions the MCP tools call). The prompt never hangs a
+host: without a terminal on stdin, a command that would ask refuses (exit 2) and
+says to use --force (the human asked for it) or --propose (print the token for
+`engram commit`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core.errors import EngramError, UsageError
+from engram.core.results import Result
+
+SCOPE_CHOICES = ("workspace", "global", "both")
+_SHORTCUT = re.compile(r"^(?:last\s+)?(\S+)(?:\s+sessions?)?$", re.IGNORECASE)
+MAX_PROMPTS = 5
+
+
+def positive_int(value: str) -> int:
+    if not re.fullmatch(r"\+?\d+", value.strip()) or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive integer (1, 2, …)")
+    return int(value)
+
+
+def _common(p: argparse.ArgumentParser, *, scope: bool = True, ask: bool = True) -> None:
+    if scope:
+        p.add_argument(
+            "--scope", choices=SCOPE_CHOICES, help="where to save (default: config save_target)"
+        )
+    if ask:
+        p.add_argument(
+            "--propose",
+            action="store_true",
+            help="only propose: print the preview and the approval token for `engram commit`",
+        )
+    add_json_flag(p)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("save", help="propose one memory and ask for approval")
+    p.add_argument(
+        "words", nargs="+", metavar="[TYPE] TEXT", help="rule|skill|knowledge, then the text"
+    )
+    p.add_argument("--role", help="role(s) the memory applies to (comma-separated)")
+    p.add_argument("-f", "--force", action="store_true", help="write without asking")
+    _common(p)
+    p.set_defaults(func=run_save)
+
+    for name in ("save-session", "ss"):
+        p = sub.add_parser(
+            name,
+            help="propose candidate lines from a session and ask for approval"
+            + (" (alias of save-session)" if name == "ss" else ""),
+        )
+        p.add_argument("--file", metavar="F", help="candidate lines (default: stdin; - = stdin)")
+        p.add_argument("-f", "--force", action="store_true", help="write without asking")
+        p.add_argument(
+            "--query-level",
+            type=positive_int,
+            metavar="N",
+            help="keep the candidates of the last N session blocks",
+        )
+        p.add_argument("shortcut", nargs="*", help=argparse.SUPPRESS)  # `ss -f last 50 sessions`
+        _common(p)
+        p.set_defaults(func=run_save_session)
+
+    p = sub.add_parser("commit", help="write an approved proposal (hosts that run shell commands)")
+    p.add_argument("token", help="the approval token of the proposal")
+    p.add_argument(
+        "--approve", required=True, metavar="all|1,3", help="all, or candidate numbers from 1"
+    )
+    p.add_argument("--scope", choices=SCOPE_CHOICES, help="narrow the proposal's scope")
+    add_json_flag(p)
+    p.set_defaults(func=run_commit)
+
+    p = sub.add_parser("archive", help="move a memory to archive/ (never deletes)")
+    p.add_argument("id", help="memory id")
+    p.add_argument("--reason", required=True, help="why it is archived")
+    add_json_flag(p)
+    p.set_defaults(func=run_archive)
+
+    p = sub.add_parser("note", help="propose a working-tier task note (expires after a while)")
+    p.add_argument("text", nargs="+", help="the note")
+    p.add_argument("--objective", required=True, help="the task the note serves")
+    p.add_argument("--type", default="knowledge", help="rule, skill or knowledge (default)")
+    p.add_argument("-f", "--force", "-y", "--yes", action="store_true", help="write without asking")
+    _common(p)
+    p.set_defaults(func=run_note)
+
+    p = sub.add_parser("promote", help="propose a working note as a durable memory")
+    p.add_argument("id", help="working note id")
+    p.add_argument("-f", "--force", action="store_true", help="write without asking")
+    _common(p, scope=False)
+    p.set_defaults(func=run_promote)
+
+
+# ---------------------------------------------------------------- the terminal prompt
+
+
+def _interactive() -> bool:
+    try:
+        return bool(sys.stdin and sys.stdin.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _refuse_non_interactive(command: str, force_hint: bool = True) -> None:
+    how = "--force to write without asking, or " if force_hint else ""
+    raise UsageError(
+        f"{command} asks for approval, but stdin is not a terminal; pass {how}--propose to "
+        "print the approval token for `engram commit TOKEN --approve all|1,3`"
+    )
+
+
+def _ask(prompt: str) -> str | None:
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        return None
+    return line.strip()
+
+
+def _terminal_preview(result: Result) -> str:
+    keep = [
+        ln
+        for ln in result.text.splitlines()
+        if not ln.startswith(("  Shell:", "  Agent:", "Approval token:", "  Terminal:"))
+    ]
+    return "\n".join(keep).rstrip()
+
+
+def _prompt_loop(
+    roots: object,
+    result: Result,
+    args: argparse.Namespace,
+    revise: object | None = None,
+    *,
+    yes_no: bool = False,
+) -> int:
+    """Ask A / A 1,3 / B <note> / C (or y/N for a note) until the human decides."""
+    from engram.core import api
+
+    print(_terminal_preview(result))
+    for _ in range(MAX_PROMPTS * 4):
+        token = result.data["approval_token"]
+        count = len(result.data["candidates"])
+        if yes_no:
+            answer = _ask("Save this note? [y/N] ")
+            if answer is not None and answer.lower() in ("y", "yes", "a"):
+                return emit(api.commit(roots, token, "all"), args)  # type: ignore[arg-type]
+            api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
+            print("Cancelled; nothing was saved.")
+            return 0
+        answer = _ask("Approve? A = all, A 1,3 = some, B <note> = revise, C = cancel: ")
+        if answer is None or answer[:1].upper() == "C":
+            api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
+            print("Cancelled; nothing was saved.")
+            return 0
+        head, rest = answer[:1].upper(), answer[1:].strip()
+        if head == "A":
+            try:
+                committed = api.commit(roots, token, rest or "all")  # type: ignore[arg-type]
+            except UsageError as exc:
+                print(f"engram: {exc.message}", file=sys.stderr)
+                continue
+            return emit(committed, args)
+        if head == "B":
+            if not rest:
+                print("B needs a note: B <new text>, or B <n>: <new text> to revise candidate n.")
+                continue
+            print(f"Revision: {rest}")
+            revised = revise(rest, count) if callable(revise) else None
+            if revised is None:
+                continue
+            api.decline(roots, token, "revised in the terminal; use the new proposal's token")  # type: ignore[arg-type]
+            result = revised
+            print(_terminal_preview(result))
+            continue
+        print("Answer A, A 1,3, B <note> or C.")
+    api.decline(roots, result.data["approval_token"], "no answer in the terminal")  # type: ignore[arg-type]
+    print("No valid answer; nothing was saved.")
+    return 1
+
+
+def _split_revision(note: str, count: int) -> tuple[int, str] | None:
+    m = re.match(r"^(\d+)\s*[:.)-]\s*(.+)$", note)
+    if m:
+        n = int(m.group(1))
+        if not 1 <= n <= count:
+            print(f"There is no candidate {n} (1 to {count}).")
+            return None
+        return n, m.group(2).strip()
+    if count == 1:
+        return 1, note
+    print(f"To revise, name the candidate: B <n>: <new text> (1 to {count}).")
+    return None
+
+
+# ---------------------------------------------------------------- commands
+
+
+def run_save(args: argparse.Namespace) -> int:
+    from engram.core import api
+    from engram.core.memory import normalise_type
+
+    words = list(args.words)
+    mtype = None
+    if len(words) >= 2 and normalise_type(words[0]) is not None:
+        mtype, words = words[0], words[1:]
+    text = " ".join(words)
+    ask = not (args.force or args.propose)
+    if ask and not _interactive():
+        _refuse_non_interactive("engram save")
+    if ask and args.json:
+        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    roots = roots_from(args)
+    result = api.save(roots, mtype, text, scope=args.scope, role=args.role)
+    if args.propose:
+        return emit(result, args)
+    if args.force:
+        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+
+    def revise(note: str, count: int) -> Result | None:
+        picked = _split_revision(note, count)
+        if picked is None:
+            return None
+        kept = result.data["candidates"][0]["type"]
+        try:
+            return api.save(roots, kept, picked[1], scope=args.scope, role=args.role)
+        except EngramError as exc:
+            print(f"engram: {exc.message}", file=sys.stderr)
+            return None
+
+    return _prompt_loop(roots, result, args, revise)
+
+
+def _read_candidates(args: argparse.Namespace) -> str:
+    src = args.file
+    try:
+        if src and src != "-":
+            raw = Path(src).read_bytes()
+        else:
+            if _interactive():
+                raise UsageError("no candidates: pass --file F, or pipe candidate lines on stdin")
+            raw = (
+                sys.stdin.buffer.read()
+                if hasattr(sys.stdin, "buffer")
+                else sys.stdin.read().encode()
+            )
+    except OSError as exc:
+        raise UsageError(f"cannot read {src}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"candidate input is not UTF-8 text (binary data at byte {exc.start})"
+        ) from exc
+
+
+def _query_level(args: argparse.Namespace) -> int | None:
+    level = args.query_level
+    if args.shortcut:
+        m = _SHORTCUT.match(" ".join(args.shortcut))
+        if not m:
+            raise UsageError(
+                f"unexpected words {' '.join(args.shortcut)!r}; the shortcut is "
+                "`ss -f last N sessions` (N a positive integer)"
+            )
+        try:
+            n = positive_int(m.group(1))
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"query level: {exc}") from exc
+        if level is not None and level != n:
+            raise UsageError(f"--query-level {level} and 'last {n} sessions' disagree")
+        level = n
+    return level
+
+
+def run_save_session(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    level = _query_level(args)
+    ask = not (args.force or args.propose)
+    from_stdin = not args.file or args.file == "-"
+    if ask and (from_stdin or not _interactive()):
+        _refuse_non_interactive("engram save-session")
+    if ask and args.json:
+        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    roots = roots_from(args)
+    text = _read_candidates(args)
+    if args.force:
+        return emit(api.save_session_force(roots, text, scope=args.scope, query_level=level), args)
+    result = api.propose(roots, text, kind="save_session", scope=args.scope, query_level=level)
+    if args.propose:
+        return emit(result, args)
+
+    from engram.core.candidates import parse_candidates
+
+    def revise(note: str, count: int) -> Result | None:
+        picked = _split_revision(note, count)
+        if picked is None:
+            return None
+        if "|" in picked[1]:
+            print("A revised text cannot contain '|'.")
+            return None
+        cands = parse_candidates(text, query_level=level)
+        cands[picked[0] - 1].text = picked[1]
+        lines = "\n".join(c.to_line() for c in cands)
+        try:
+            return api.propose(roots, lines, kind="save_session", scope=args.scope)
+        except EngramError as exc:
+            print(f"engram: {exc.message}", file=sys.stderr)
+            return None
+
+    return _prompt_loop(roots, result, args, revise)
+
+
+def run_commit(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    roots = roots_from(args)
+    return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    roots = roots_from(args)
+    return emit(api.archive(roots, args.id, args.reason), args)
+
+
+def run_note(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    ask = not (args.force or args.propose)
+    if ask and not _interactive():
+        _refuse_non_interactive("engram note")
+    if ask and args.json:
+        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    roots = roots_from(args)
+    result = api.propose_note(
+        roots, " ".join(args.text), args.objective, mtype=args.type, scope=args.scope
+    )
+    if args.propose:
+        return emit(result, args)
+    if args.force:
+        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+    return _prompt_loop(roots, result, args, yes_no=True)
+
+
+def run_promote(args: argparse.Namespace) -> int:
+    from engram.core import api
+
+    ask = not (args.force or args.propose)
+    if ask and not _interactive():
+        _refuse_non_interactive("engram promote")
+    if ask and args.json:
+        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    roots = roots_from(args)
+    result = api.promote(roots, args.id)
+    if args.propose:
+        return emit(result, args)
+    if args.force:
+        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+    return _prompt_loop(roots, result, args)
