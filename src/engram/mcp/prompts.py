@@ -29,10 +29,10 @@ what is written.
 4. Show the numbered candidates and their verdicts to the human, exactly as returned, and ask:
    approve all, approve some (e.g. "approve 1,3"), revise, or cancel.
 5. Only after the human has approved, call engram_commit with the approval_token and
-   approve: "all" or the approved numbers counted from 1 (e.g. [1, 3]). Never call
-   engram_commit before the human has approved the displayed candidates, never approve on
-   the human's behalf, and never reuse a token (tokens are single use and expire after
-   30 minutes). If the human asks for changes, propose again.
+   approve: "all" or the approved numbers counted from 1 (e.g. [1, 3]).
+   Never call engram_commit before the human has approved the displayed candidates.
+   Never approve on the human's behalf, and never reuse a token (tokens are single use and
+   expire after 30 minutes). If the human asks for changes, propose again.
 6. When the host shows Engram's approval dialog instead, the human answers there: nothing
    is returned to commit. If the result starts with "nothing was saved", follow it: show the
    candidates and wait for the human as in steps 4 and 5.
