@@ -1,0 +1,196 @@
+"""`engram hook <host> <event>`: inject routed memory into a host's session, never break it.
+
+Hosts run this on every prompt, so it imports only what it needs (the CLI routes here
+before argparse). It reads the host's hook JSON on stdin, picks what to inject from the
+read mode (`startup | auto | always | manual | off`), answers in the host's documented
+output format (`hookSpecificOutput.additionalContext`) and always exits 0: any internal
+error produces no output and one line in `cache/hook.log`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SESSION_START = "session-start"
+PROMPT = "user-prompt-submit"
+# host -> Engram event -> the host's event name in its hook output
+HOST_EVENTS: dict[str, dict[str, str]] = {
+    "claude": {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit"},
+    "gemini": {SESSION_START: "SessionStart", PROMPT: "BeforeAgent"},
+}
+USAGE = (
+    "usage: engram hook <host> <event>   (hosts: "
+    + ", ".join(HOST_EVENTS)
+    + f"; events: {SESSION_START}, {PROMPT}); reads the host's hook JSON on stdin"
+)
+MAX_STDIN = 4 * 1024 * 1024
+MAX_LOG_BYTES = 64 * 1024
+
+
+def run_hook_command(argv: list[str]) -> int:
+    """Entry point for `engram hook …`; returns the exit code (always 0 for hosts)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE + "\n")
+        return 0
+    if len(argv) < 2 or argv[0] not in HOST_EVENTS or argv[1] not in HOST_EVENTS[argv[0]]:
+        sys.stderr.write(f"engram hook: unknown host or event {' '.join(argv)!r}\n{USAGE}\n")
+        return 0
+    host, event = argv[0], argv[1]
+    payload: dict[str, Any] = {}
+    try:
+        payload = _read_payload()
+        out = respond(host, event, payload, os.environ)
+    except BaseException as exc:  # a hook must never break its host
+        if not isinstance(exc, KeyboardInterrupt):
+            _log_error(host, event, exc, payload.get("cwd"))
+        return 0
+    if out is not None:
+        try:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except (BrokenPipeError, OSError):
+            pass
+    return 0
+
+
+def _read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read(MAX_STDIN)
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def respond(
+    host: str, event: str, payload: dict[str, Any], env: Any = os.environ
+) -> dict[str, Any] | None:
+    """What to print for one hook call (None: print nothing)."""
+    from engram.core.config import load_config
+    from engram.core.roots import resolve_roots
+
+    cwd = payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR") or env.get("GEMINI_PROJECT_DIR")
+    roots = resolve_roots(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
+    if not roots.all:
+        return None
+    config = load_config(roots)
+    mode = config.get("read_mode")
+    proof_on = config.get("proof") == "compact"
+    session = str(payload.get("session_id") or payload.get("conversation_id") or "-")[:200]
+
+    if mode == "off":
+        return None
+    query: str | None = None
+    if event == PROMPT:
+        prompt = payload.get("prompt")
+        query = prompt if isinstance(prompt, str) and prompt.strip() else None
+        if mode in ("startup", "manual") or query is None:
+            reason = f"read mode {mode}" if mode in ("startup", "manual") else "empty prompt"
+            return _answer(host, event, None, f"skipped ({reason})" if proof_on else None)
+    elif mode == "manual":
+        return _answer(host, event, None, "skipped (read mode manual)" if proof_on else None)
+
+    from engram.core import api
+
+    objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
+    cache = HookCache(roots.primary.cache_dir)
+    if mode == "auto" and event == PROMPT:
+        probe = api.load(roots, query, objective=objective, dry_run=True, count_usage=False)
+        signature = str(probe.data.get("signature", ""))
+        if signature and cache.signature(session) == signature:
+            n = len(probe.data.get("selected_keys", []))
+            return _answer(
+                host, event, None, f"reused ({n} routed, context unchanged)" if proof_on else None
+            )
+    result = api.load(roots, query, objective=objective)
+    signature = str(result.data.get("signature", ""))
+    cache.remember(session, signature, event)
+    selected = list(result.data.get("selected_keys", []))
+    if not selected:
+        return _answer(host, event, None, "skipped (no memory matched)" if proof_on else None)
+    ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
+    proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
+    return _answer(host, event, result.text, proof if proof_on else None)
+
+
+def _answer(host: str, event: str, context: str | None, proof: str | None) -> dict[str, Any] | None:
+    if context is None and proof is None:
+        return None
+    line = f"Engram proof: {proof}" if proof else None
+    text = "\n\n".join(p for p in (context, line) if p)
+    out: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": HOST_EVENTS[host][event], "additionalContext": text}
+    }
+    if line:
+        out["systemMessage"] = line
+    return out
+
+
+class HookCache:
+    """Per-session routed signatures (hashes and session ids only, never prompt text)."""
+
+    FILE = "hook-state.json"
+    MAX_SESSIONS = 64
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / self.FILE
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        sessions = data.get("sessions") if isinstance(data, dict) else None
+        self.sessions: dict[str, dict[str, Any]] = sessions if isinstance(sessions, dict) else {}
+
+    def signature(self, session: str) -> str | None:
+        entry = self.sessions.get(session)
+        return entry.get("signature") if isinstance(entry, dict) else None
+
+    def remember(self, session: str, signature: str, event: str) -> None:
+        if self.signature(session) == signature:
+            return
+        self.sessions[session] = {"signature": signature, "event": event, "at": int(time.time())}
+        if len(self.sessions) > self.MAX_SESSIONS:
+            newest = sorted(self.sessions.items(), key=lambda kv: -int(kv[1].get("at", 0)))
+            self.sessions = dict(newest[: self.MAX_SESSIONS])
+        from engram.core.store import atomic_write
+
+        atomic_write(
+            self.path, json.dumps({"version": 1, "sessions": self.sessions}, indent=1) + "\n"
+        )
+
+
+def log_path(cwd: Any = None) -> Path:
+    """cache/hook.log in the workspace (or global) root, else in the user config folder."""
+    try:
+        from engram.core.roots import resolve_roots
+
+        roots = resolve_roots(Path(cwd) if isinstance(cwd, str) and cwd else None)
+        if roots.all:
+            return roots.primary.cache_dir / "hook.log"
+    except BaseException:
+        pass
+    from engram.core.roots import user_config_dir
+
+    return user_config_dir() / "cache" / "hook.log"
+
+
+def _log_error(host: str, event: str, exc: BaseException, cwd: Any = None) -> None:
+    try:
+        path = log_path(cwd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            tail = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
+            path.write_bytes(tail[tail.find(b"\n") + 1 :])
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        message = " ".join(str(exc).split())[:300]
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {host} {event} error: {type(exc).__name__}: {message}\n")
+    except BaseException:
+        pass
