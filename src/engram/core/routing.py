@@ -293,14 +293,16 @@ TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
 FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
 WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
 RELATIVE_CUTOFF = 0.22
+RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 
 
 def stem(word: str) -> str:
     """A tiny suffix stripper for comparing tags/triggers with query words (FTS5 uses Porter)."""
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return word
+            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def tokenize(text: str) -> list[str]:
@@ -310,11 +312,12 @@ def tokenize(text: str) -> list[str]:
 def query_terms(query: str) -> list[str]:
     """Meaningful terms of a task: no stopwords, no generic memory/work words, no 1-letter words."""
     out: list[str] = []
+    stems: set[str] = set()
     for tok in tokenize(query):
-        if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC:
+        if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC or stem(tok) in stems:
             continue
-        if tok not in out:
-            out.append(tok)
+        stems.add(stem(tok))
+        out.append(tok)
     return out
 
 
@@ -335,6 +338,7 @@ class Candidate:
     parts: dict[str, float] = field(default_factory=dict)
     matched: list[str] = field(default_factory=list)
     reason: str = ""  # why it was dropped or added ("prerequisite of x", "below cutoff", ...)
+    named: bool = False  # its title or tags name a rare query term: never cut for low score
 
     @property
     def key(self) -> tuple[str, str]:
@@ -449,6 +453,9 @@ def rank(
     rows = index.rows_by_rowid(sorted(admitted))
     usage = usage or {}
     qstems = {stem(t) for t in terms}
+    rare_stems = {
+        stem(t) for t in terms if 0 < len(term_rows.get(t, ())) <= max(3, RARE_DF * total)
+    }
     qnorm = " " + " ".join(tokenize(query)) + " "
     today = dt.date.fromisoformat(vis.today)
     out: list[Candidate] = []
@@ -483,6 +490,10 @@ def rank(
             "usage": round(use, 4),
         }
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
+        named = {stem(w) for w in tokenize(row["title"] or "")} | {
+            stem(w) for tag in tags for w in tokenize(tag)
+        }
+        cand.named = bool(named & rare_stems)
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.row["id"]))
     return out
@@ -504,7 +515,7 @@ def select_with_prerequisites(
         mid = cand.row["id"]
         if mid in chosen:
             continue
-        if top > 0 and cand.score < RELATIVE_CUTOFF * top and pos > 0:
+        if top > 0 and cand.score < RELATIVE_CUTOFF * top and pos > 0 and not cand.named:
             cand.reason = (
                 f"below the relevance cutoff ({cand.score:.2f} < {RELATIVE_CUTOFF:.2f} × {top:.2f})"
             )
