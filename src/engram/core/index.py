@@ -21,7 +21,7 @@ from engram.core.memory import Memory, MemoryParseError
 from engram.core.roots import Root, Roots
 from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file, scan_files
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FULL_SCAN_INTERVAL_S = 1.0
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
 ALWAYS_SCAN_BELOW = 2000
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS memories(
   rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, rel TEXT NOT NULL, id TEXT NOT NULL,
   type TEXT, tier TEXT, title TEXT, tags TEXT, triggers TEXT, roles TEXT, depends_on TEXT,
-  valid_until TEXT, objective TEXT, updated TEXT, hash TEXT, doc TEXT,
+  valid_until TEXT, objective TEXT, updated TEXT, hash TEXT, doc TEXT, flag TEXT,
   UNIQUE(scope, rel));
 CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
@@ -53,6 +53,17 @@ def memory_to_doc(mem: Memory) -> str:
 
 def doc_to_memory(doc: str) -> Memory:
     return Memory(**json.loads(doc))
+
+
+def unsafe_reason(mem: Memory) -> str | None:
+    """Why a memory's text reads like an instruction aimed at the agent (hand edits), if it does."""
+    from engram.core.safety import find_injection
+
+    text = "\n".join(
+        (mem.title, mem.content, *mem.variants.values(), mem.origin, mem.extra_sections)
+    )
+    refusal = find_injection(text)
+    return refusal.kind if refusal else None
 
 
 def fts_body(mem: Memory) -> str:
@@ -176,11 +187,12 @@ class Index:
         )
         cur = self.conn.execute(
             "INSERT INTO memories(scope, rel, id, type, tier, title, tags, triggers, roles, depends_on,"
-            " valid_until, objective, updated, hash, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " valid_until, objective, updated, hash, doc, flag) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 root.scope, fs.rel, mem.id, mem.type, mem.tier, mem.title, json.dumps(mem.tags),
                 json.dumps(mem.triggers), json.dumps(mem.role), json.dumps(mem.depends_on),
                 mem.valid_until, mem.objective, mem.updated or mem.created, digest, memory_to_doc(mem),
+                unsafe_reason(mem),
             ),
         )  # fmt: skip
         self.conn.execute(
