@@ -22,12 +22,24 @@ from typing import Any
 from engram.mcp.protocol import INVALID_PARAMS, RpcError
 
 DIALOG_TIMEOUT_S = 60.0  # R-ELI-4: an unanswered legacy dialog falls back to the token
+DIALOG_TIMEOUT_ENV = "ENGRAM_MCP_DIALOG_TIMEOUT"  # seconds; for slow humans and for tests
 STATE_TTL_S = 600.0  # an open input_required state lives ten minutes
 STATE_VERSION = "v1"
 INPUT_KEY = "approval"  # the one key of our inputRequests / inputResponses
 CANDIDATE_PREFIX = "candidate_"
 NOTHING_SAVED = "nothing was saved"
 DECLINED_REASON = "approval was declined in the approval dialog"
+
+
+def dialog_timeout() -> float:
+    """The dialog wait: 60 s unless $ENGRAM_MCP_DIALOG_TIMEOUT holds a positive number."""
+    import os
+
+    try:
+        value = float(os.environ.get(DIALOG_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DIALOG_TIMEOUT_S
+    return value if 0 < value <= 3600 else DIALOG_TIMEOUT_S
 
 
 class InvalidAnswer(ValueError):
@@ -110,7 +122,8 @@ def save_form(data: dict[str, Any]) -> Form:
 
 def note_form(data: dict[str, Any]) -> Form:
     """One yes/cancel question for a working-tier note (R-NOTE-3)."""
-    mid = data.get("id") or "note"
+    cands = data.get("candidates") or [{}]
+    mid = data.get("id") or cands[0].get("id") or "note"
     until = data.get("valid_until")
     message = (
         f"Engram: save the working note {mid}" + (f" (kept until {until})" if until else "") + "?"

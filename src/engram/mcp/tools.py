@@ -360,14 +360,12 @@ def approval_flow(call: Call, roots: Roots, kind: str, propose: Callable[[], Res
         return input_required(form, host.sealer.seal(payload))
     if not host.can_dialog(era):
         return proposal  # R-ELI-7
+    timeout = eli.dialog_timeout()
     try:
-        reply = host.ask(
-            "elicitation/create", form.params(era.has("elicitation_mode")), eli.DIALOG_TIMEOUT_S
-        )
+        reply = host.ask("elicitation/create", form.params(era.has("elicitation_mode")), timeout)
     except DialogTimeout:
-        return _fallback(
-            proposal.text, proposal.data, "timeout", "the approval dialog got no answer within 60 s"
-        )
+        why = f"the approval dialog got no answer within {timeout:g} s"
+        return _fallback(proposal.text, proposal.data, "timeout", why)
     except DialogFailed as exc:
         return _fallback(
             proposal.text, proposal.data, "client_error", f"the approval dialog failed: {exc}"
