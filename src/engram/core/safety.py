@@ -72,8 +72,9 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "exfiltration request",
         re.compile(
             r"\b(?:send|post|upload|exfiltrate|leak|forward|transmit|email|paste)\b[\w\s,'-]{0,40}?"
-            r"\b(?:secrets?|credentials?|passwords?|tokens?|api\s*keys?|env(?:ironment)?\s*(?:variables?|vars)?|"
-            r"\.env|ssh\s+keys?|private\s+keys?|cookies?|session)\b[\w\s,'.-]{0,40}?\b(?:to|at|into)\b|"
+            r"(?:\b(?:secrets?|credentials?|passwords?|tokens?|api\s*keys?|"
+            r"env(?:ironment)?\s*(?:variables?|vars)|ssh\s+keys?|private\s+keys?|cookies?)\b|"
+            r"\.env\b)[\w\s,'.-]{0,40}?\b(?:to|at|into)\b|"
             r"\b(?:reveal|print|show|dump|output|disclose|repeat)\s+(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions|instructions|secrets|api\s*keys?|credentials)|"
             r"\bcurl\b[^|]{0,200}\|\s*(?:ba|z)?sh\b|\b(?:webhook\.site|requestbin|ngrok\.io|pipedream\.net)\b",
             _I,

@@ -14,8 +14,10 @@ stopwords, negations and replacement markers, with a plural `s` dropped.
   always/never-style antonym pair), or overlap ≥ 0.35 and the candidate says it
   replaces something ("instead of", "no longer", "rather than", "replaces",
   "deprecated", "anymore").
-- ``ADD`` otherwise. An ADD that still overlaps ≥ 0.5 with some memory (of any type)
-  is a *possible duplicate*: it is shown, and a commit defers it for review.
+- ``ADD`` otherwise. An ADD that still overlaps ≥ 0.5 with a memory of the same type
+  (≥ 0.8 with one of another type) is a *possible duplicate*: it is shown, and a
+  commit defers it for review. Other memories sharing ≥ 0.2 of the words (or named by
+  id in the text) are listed as related; for a skill they are suggested `depends_on`.
 
 Ties go to the memory that sorts first (workspace before global, then by id).
 """
@@ -34,6 +36,7 @@ UPDATE_AT = 0.6
 SUPERSEDE_AT = 0.5
 REPLACE_AT = 0.35
 POSSIBLE_DUPLICATE_AT = 0.5
+CROSS_TYPE_DUPLICATE_AT = 0.8
 RELATED_AT = 0.2
 MAX_RELATED = 3
 
@@ -210,7 +213,8 @@ def judge(
         is_mentioned = m.id in mentioned and "-" in m.id
         if score < RELATED_AT and not is_mentioned:
             continue
-        if score >= POSSIBLE_DUPLICATE_AT:
+        dup_at = POSSIBLE_DUPLICATE_AT if m.type == cand.type else CROSS_TYPE_DUPLICATE_AT
+        if score >= dup_at:
             hint = "possible duplicate"
             if verdict.kind == "ADD" and not possible_duplicate:
                 possible_duplicate = m.id
