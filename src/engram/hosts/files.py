@@ -95,7 +95,8 @@ class _Parser:
             return self.arr()
         if c == '"':
             start = self.pos
-            return Node("scalar", start, self.pos, self.string())
+            text = self.string()
+            return Node("scalar", start, self.pos, text)
         for lit, val in (("true", True), ("false", False), ("null", None)):
             if t.startswith(lit, self.pos):
                 start = self.pos

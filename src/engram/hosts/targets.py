@@ -52,11 +52,17 @@ def _json_new(value: dict) -> str:
 
 def _prune(doc: JsonDoc, rec: dict) -> None:
     """Remove containers Engram created once they are empty (deepest first)."""
+    kept = []
     for key in sorted(rec.get("containers", []), key=lambda k: -k.count("/")):
         path = tuple(int(p) if p.isdigit() else p for p in key.split("/"))
         if doc.get(path) in ({}, []):
             doc.remove(path, empty_inner=rec.get("inner", {}).get(key, ""))
-    rec.pop("containers", None)
+        elif doc.node(path) is not None:
+            kept.append(key)  # still holds something (another target's entry, or a person's)
+    if kept:
+        rec["containers"] = kept
+    else:
+        rec.pop("containers", None)
 
 
 def _before_insert(doc: JsonDoc, rec: dict, keys: tuple) -> None:

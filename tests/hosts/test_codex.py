@@ -1,0 +1,59 @@
+"""Codex: a managed TOML block with the engram_commit approval table (R-APP-7)."""
+
+from __future__ import annotations
+
+import pytest
+import tomlkit
+
+from engram.hosts import ops
+
+
+def test_block_parses_and_carries_the_commit_approval(env):
+    config = env["home"] / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('# mine\nmodel = "gpt-5"\n', encoding="utf-8")
+    assert ops.run("link", ["codex"], ops.resolve_scope(None, global_=True)).ok
+    data = tomlkit.parse(config.read_text())
+    assert data["model"] == "gpt-5"
+    server = data["mcp_servers"]["engram"]
+    assert server["command"] == "uvx" and server["args"][-1] == "engram-mcp"
+    assert server["tools"]["engram_commit"]["approval_mode"] == "approve"
+    assert config.read_text().startswith('# mine\nmodel = "gpt-5"\n')
+
+
+def test_codex_home_is_honoured(env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    assert ops.run("link", ["codex"], ops.resolve_scope(None, global_=True)).ok
+    assert (tmp_path / "codex-home" / "config.toml").exists()
+
+
+def test_user_table_needs_force_and_invalid_toml_is_left_alone(env):
+    config = env["home"] / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.engram]\ncommand = "mine"\n', encoding="utf-8")
+    scope = ops.resolve_scope(None, global_=True)
+    result = ops.run("link", ["codex"], scope)
+    assert not result.ok and "--force" in result.text
+    assert ops.run("link", ["codex"], scope, force=True).ok
+    assert tomlkit.parse(config.read_text())["mcp_servers"]["engram"]["command"] == "uvx"
+    config.write_text("[[broken", encoding="utf-8")
+    assert not ops.run("link", ["codex"], scope).ok
+    assert config.read_text() == "[[broken"
+
+
+@pytest.mark.parametrize("host", ["codex", "windsurf", "antigravity"])
+def test_workspace_registration_is_skipped_with_a_reason(env, host):
+    result = ops.run("link", [host], ops.resolve_scope(env["project"], global_=False))
+    skipped = [c for c in result.data["changes"] if c["action"] == "skip"]
+    assert len(skipped) == 1 and "--global" in skipped[0]["message"]
+
+
+def test_shared_agents_md_block_stays_until_the_last_host_unlinks(env):
+    scope = ops.resolve_scope(env["project"], global_=False)
+    ops.run("link", ["codex", "opencode"], scope)
+    agents = env["project"] / "AGENTS.md"
+    assert 'hosts="codex,opencode"' in agents.read_text()
+    ops.run("unlink", ["codex"], scope)
+    assert 'hosts="opencode"' in agents.read_text()
+    ops.run("unlink", ["opencode"], scope)
+    assert not agents.exists()
