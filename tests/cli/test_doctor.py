@@ -1,0 +1,50 @@
+"""`engram doctor`: stable codes, --json, --strict."""
+
+from __future__ import annotations
+
+import json
+
+from engram.cli.main import main
+
+
+def run(capsys, *args):
+    code = main(["doctor", *args])
+    return code, capsys.readouterr().out
+
+
+def test_doctor_without_a_root(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "eh"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out = run(capsys, "--json")
+    assert code == 1
+    assert "root.missing" in {f["code"] for f in json.loads(out)["data"]["findings"]}
+
+
+def test_doctor_reports_hosts_manifest_and_strict(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "eh"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--example"]) == 0
+    capsys.readouterr()
+    code, out = run(capsys)
+    assert code == 0 and "all good" in out
+    assert main(["link", "gemini"]) == 0
+    settings = tmp_path / ".gemini/settings.json"
+    data = json.loads(settings.read_text())
+    data["mcpServers"]["engram"]["trust"] = True
+    settings.write_text(json.dumps(data))
+    rule = next((tmp_path / ".agents/.engram/rules").glob("*.md"))
+    rule.write_text(rule.read_text() + "\nedited by hand\n")
+    capsys.readouterr()
+    code, out = run(capsys, "--json")
+    env = json.loads(out)
+    codes = {f["code"] for f in env["data"]["findings"]}
+    assert {"host.gemini_trust", "host.command_missing", "manifest.modified"} <= codes
+    assert code == 0  # warnings only
+    assert run(capsys, "--strict")[0] == 1
+    assert env["data"]["hosts"] == [{"host": "gemini", "scope": "workspace"}]

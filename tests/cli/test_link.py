@@ -1,0 +1,71 @@
+"""`engram link / unlink / upgrade` through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engram.cli.main import main
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "home" / "engram-home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    (tmp_path / "home").mkdir()
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    assert main(["init"]) == 0
+    return proj
+
+
+def test_link_plan_list_unlink(project, capsys):
+    capsys.readouterr()
+    assert main(["link", "claude", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "Plan only: nothing was written." in out and "+++ b/.mcp.json" in out
+    assert not (project / ".mcp.json").exists()
+    assert main(["link", "claude", "gemini", "--json"]) == 0
+    env = json.loads(capsys.readouterr().out)
+    assert env["ok"] and env["data"]["scope"] == "workspace"
+    assert main(["link", "list", "--json"]) == 0
+    links = json.loads(capsys.readouterr().out)["data"]["links"]
+    assert [r["host"] for r in links] == ["claude", "gemini"]
+    assert main(["unlink", "all"]) == 0
+    assert not (project / ".mcp.json").exists() and not (project / ".gemini").exists()
+
+
+def test_link_without_a_workspace_or_with_a_bad_host(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["link", "claude"]) == 1
+    assert "engram init" in capsys.readouterr().err
+    assert main(["link", "vim", "--global"]) == 2  # UsageError names the known hosts
+    assert "known hosts" in capsys.readouterr().err
+
+
+def test_conflict_exits_1_and_force_replaces(project, capsys):
+    (project / ".mcp.json").write_text('{"mcpServers": {"engram": {"command": "x"}}}')
+    assert main(["link", "claude"]) == 1
+    assert "--force" in capsys.readouterr().err
+    assert main(["link", "claude", "--force"]) == 0
+
+
+def test_upgrade_repins_both_scopes(project, monkeypatch, capsys):
+    import engram
+
+    monkeypatch.setattr(engram, "__version__", "0.0.1")
+    assert main(["link", "windsurf", "--global"]) == 0
+    assert main(["link", "cursor"]) == 0
+    monkeypatch.setattr(engram, "__version__", "0.1.0")
+    capsys.readouterr()
+    assert main(["upgrade", "--plan"]) == 0
+    assert "-" in capsys.readouterr().out
+    assert main(["upgrade"]) == 0
+    home = project.parent / "home"
+    assert "==0.1.0" in (home / ".codeium/windsurf/mcp_config.json").read_text()
+    assert "==0.1.0" in (project / ".cursor/mcp.json").read_text()
