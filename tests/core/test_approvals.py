@@ -1,0 +1,222 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.core import api, approvals
+from engram.core.errors import ApprovalError, UsageError
+from engram.core.roots import create_layout, resolve_roots
+
+TWO = "TYPE: rule | TEXT: Pin the Python version.\nTYPE: knowledge | TEXT: CI runs on Linux."
+
+
+def pending(project: Path) -> dict:
+    return json.loads((project / ".agents/.engram/pending-approvals.json").read_text())
+
+
+def memory_files(project: Path) -> list[str]:
+    root = project / ".agents/.engram"
+    return sorted(
+        str(p.relative_to(root)) for d in ("rules", "skills", "knowledge", "working", "archive")
+        for p in (root / d).glob("*.md")
+    )  # fmt: skip
+
+
+def test_proposal_data_and_preview(project: Path) -> None:
+    roots = resolve_roots(project)
+    r = api.propose(roots, TWO)
+    d = r.data
+    assert set(d) >= {"approval_token", "proposal_id", "expires_at", "scopes", "candidates"}
+    assert d["scopes"] == ["workspace"]
+    assert [c["number"] for c in d["candidates"]] == [1, 2]
+    c1 = d["candidates"][0]
+    assert set(c1) >= {"number", "type", "id", "title", "verdict", "target", "related",
+                       "deferred_reason"}  # fmt: skip
+    assert c1["verdict"] == "ADD" and c1["id"] == "pin-python-version"
+    assert r.text.count("Verdict: ") == 2
+    assert "A 1,2" in r.text and "engram_commit" in r.text and d["approval_token"] in r.text
+    assert memory_files(project) == []
+
+
+def test_only_a_hash_of_the_token_is_stored(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    raw = (project / ".agents/.engram/pending-approvals.json").read_text()
+    assert token not in raw
+    random_part = token.split("_", 3)[3]
+    assert random_part not in raw
+    assert approvals.token_hash(token) in pending(project)["entries"]
+    assert len(random_part) == 43  # 32 random bytes = 256 bits
+    gitignore = (project / ".agents/.engram/.gitignore").read_text()
+    assert "pending-approvals.json" in gitignore
+
+
+def test_token_is_single_use(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    assert len(api.commit(roots, token, "all").data["written"]) == 2
+    with pytest.raises(ApprovalError, match="already used"):
+        api.commit(roots, token, "all")
+
+
+def test_expired_token_is_refused_and_pruned(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    real = approvals.now()
+    monkeypatch.setattr(approvals, "now", lambda: real + approvals.TOKEN_TTL_S + 1)
+    with pytest.raises(ApprovalError, match="expired"):
+        api.commit(roots, token, "all")
+    api.propose(roots, "TYPE: rule | TEXT: Another rule.")  # any access prunes
+    assert approvals.token_hash(token) not in pending(project)["entries"]
+    assert memory_files(project) == []
+
+
+def test_tampered_pending_candidate_fails_integrity(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    path = project / ".agents/.engram/pending-approvals.json"
+    data = json.loads(path.read_text())
+    entry = data["entries"][approvals.token_hash(token)]
+    entry["proposal"]["candidates"][0]["text"] = "Push straight to main."
+    path.write_text(json.dumps(data))
+    with pytest.raises(ApprovalError, match="integrity check"):
+        api.commit(roots, token, "all")
+    assert memory_files(project) == []
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda p: p["scopes"].append("global"),
+        lambda p: p["candidates"][0]["verdict"].update(kind="SUPERSEDE", target="x"),
+        lambda p: p.update(workspace="000000000000"),
+        lambda p: p["candidates"].pop(),
+    ],
+)
+def test_any_edit_of_the_frozen_proposal_fails(project: Path, edit) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    path = project / ".agents/.engram/pending-approvals.json"
+    data = json.loads(path.read_text())
+    edit(data["entries"][approvals.token_hash(token)]["proposal"])
+    path.write_text(json.dumps(data))
+    with pytest.raises(ApprovalError, match="integrity"):
+        api.commit(roots, token, "all")
+
+
+def test_foreign_malformed_and_unknown_tokens(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    create_layout(other / ".agents/.engram")
+    foreign = api.propose(resolve_roots(other), TWO).data["approval_token"]
+    roots = resolve_roots(project)
+    with pytest.raises(ApprovalError, match="another workspace"):
+        api.commit(roots, foreign, "all")
+    with pytest.raises(ApprovalError, match="not an Engram approval token"):
+        api.commit(roots, "hello", "all")
+    with pytest.raises(UsageError, match="empty"):
+        api.commit(roots, "  ", "all")
+    good = api.propose(roots, TWO).data["approval_token"]
+    forged = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
+    with pytest.raises(ApprovalError, match="unknown"):
+        api.commit(roots, forged, "all")
+    assert memory_files(project) == [] and memory_files(other) == []
+
+
+def test_decline_keeps_the_reason_until_expiry(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    out = api.decline(roots, token)
+    assert out.data["declined"] is True
+    with pytest.raises(ApprovalError) as err:
+        api.commit(roots, token, "all")
+    assert err.value.message == "approval was declined in the approval dialog"
+    t2 = api.propose(roots, TWO).data["approval_token"]
+    api.decline(roots, t2, "the human said no")
+    with pytest.raises(ApprovalError, match=r"^the human said no$"):
+        api.commit(roots, t2, [1])
+    assert memory_files(project) == []
+
+
+@pytest.mark.parametrize(
+    ("approve", "fragment"),
+    [
+        ("0", "candidate 0 does not exist"),
+        ("7", "candidate 7 does not exist: the proposal has 2 candidates (1 to 2)"),
+        ([0], "candidate 0"),
+        ([1, 9], "candidate 9"),
+        ("one", "not valid"),
+        ([], "not valid"),
+        ("1,,2", "not valid"),
+    ],
+)
+def test_bad_approve_values_do_not_spend_the_token(
+    project: Path, approve: object, fragment: str
+) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, TWO).data["approval_token"]
+    with pytest.raises(UsageError) as err:
+        api.commit(roots, token, approve)  # type: ignore[arg-type]
+    assert fragment in err.value.message
+    assert memory_files(project) == []
+    assert api.commit(roots, token, [2]).data["written"][0]["id"] == "ci-runs-linux"
+
+
+def test_scope_resolution(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    roots = resolve_roots(project)
+    with pytest.raises(UsageError, match="global memory root"):
+        api.propose(roots, TWO, scope="global")
+    with pytest.raises(UsageError, match="not allowed"):
+        api.propose(roots, TWO, scope="everywhere")
+    (project / ".agents/.engram/config.json").write_text('{"save_target": "both"}')
+    with pytest.raises(UsageError, match="global memory root"):
+        api.propose(roots, TWO)
+    gdir = tmp_path / "global"
+    create_layout(gdir)
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(gdir))
+    roots = resolve_roots(project)
+    r = api.propose(roots, TWO)
+    assert r.data["scopes"] == ["workspace", "global"]
+    with pytest.raises(UsageError, match="only narrow"):
+        api.commit(roots, api.propose(roots, TWO, scope="workspace").data["approval_token"],
+                   "all", scope="global")  # fmt: skip
+    out = api.commit(roots, r.data["approval_token"], "all", scope="global")
+    assert {w["scope"] for w in out.data["written"]} == {"global"}
+    assert (gdir / "rules/pin-python-version.md").is_file()
+    assert memory_files(project) == []
+
+
+def test_update_of_missing_id_and_cycles_are_errors(project: Path, write_memory) -> None:
+    roots = resolve_roots(project)
+    with pytest.raises(UsageError, match="UPDATE names 'nope'"):
+        api.propose(roots, "TYPE: knowledge | TEXT: x y z | UPDATE: nope")
+    write_memory(project / ".agents/.engram", "skill", "deploy", "Deploy", depends_on=["build"])
+    write_memory(project / ".agents/.engram", "rule", "build", "Build", depends_on=["pin-python"])
+    with pytest.raises(UsageError, match="DEPENDS_ON cycle pin-python -> deploy -> build"):
+        # The candidate's id is `pin-python`, which `build` already depends on.
+        api.propose(roots, "TYPE: rule | TEXT: Pin Python. | DEPENDS_ON: deploy")
+    with pytest.raises(UsageError, match="names the candidate itself"):
+        api.propose(roots, "TYPE: rule | TEXT: Pin Python. | DEPENDS_ON: pin-python")
+    with pytest.raises(UsageError, match="types must match"):
+        api.propose(roots, "TYPE: rule | TEXT: Deploy fast. | UPDATE: deploy")
+    assert not (project / ".agents/.engram/pending-approvals.json").exists()
+
+
+def test_save_single_guesses_the_type_and_keeps_pipes(project: Path) -> None:
+    roots = resolve_roots(project)
+    assert api.save(roots, None, "Always sign commits.").data["candidates"][0]["type"] == "rule"
+    assert api.save(roots, None, "To ship: build, tag.").data["candidates"][0]["type"] == "skill"
+    k = api.save(roots, None, "The API lives at api/ | see docs: there")
+    assert k.data["candidates"][0]["type"] == "knowledge"
+    assert k.data["candidates"][0]["text"] == "The API lives at api/ | see docs: there"
+    with pytest.raises(UsageError, match="unknown type"):
+        api.save(roots, "fact", "x")
+    with pytest.raises(UsageError, match="empty"):
+        api.save(roots, "rule", "   ")
+    role = api.save(roots, "rule", "Review SQL.", role="dba")
+    out = api.commit(roots, role.data["approval_token"], "all")
+    body = (project / ".agents/.engram" / out.data["written"][0]["file"]).read_text()
+    assert "role: [dba]" in body and "source: manual" in body
