@@ -1,0 +1,249 @@
+"""Speed of the read path on generated workspaces of 100, 1,000 and 10,000 memories.
+
+For each size it measures, with median and spread:
+
+- cold `engram load "<task>"`: wall time of the installed executable as a new process,
+  index already built (what a host hook pays on every prompt);
+- warm route+render: `api.load` repeated in one process (what the MCP server pays);
+- full index build: `api.rebuild_index`;
+- refresh after one edit: one memory file rewritten in place, then the next `api.load`
+  in the warm process, checked to return the edited text;
+- peak RSS of the cold CLI process.
+
+    python benchmarks/bench_core.py [--sizes 100,1000,10000] [--runs 15] [--out benchmarks/out]
+
+Prints a Markdown table and writes the figures (with every sample) to OUT/bench_core.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate import generate_workspace, sample_tasks
+
+from engram.core import api
+from engram.core.roots import WORKSPACE_SUBDIR, resolve_roots
+
+# The targets of issue #2 on a 2-core machine: (metric, size, limit, unit)
+TARGETS = [
+    ("cold_load_ms", 1000, 150.0, "ms"),
+    ("warm_load_ms", 10000, 20.0, "ms"),
+    ("build_s", 10000, 5.0, "s"),
+    ("refresh_ms", None, 50.0, "ms"),
+    ("peak_rss_mb", None, 100.0, "MB"),
+]
+
+
+def summary(samples: list[float], digits: int = 2) -> dict[str, Any]:
+    s = sorted(samples)
+    return {
+        "median": round(statistics.median(s), digits),
+        "min": round(s[0], digits),
+        "max": round(s[-1], digits),
+        "p90": round(s[min(len(s) - 1, int(0.9 * len(s)))], digits),
+        "n": len(s),
+        "samples": [round(x, digits) for x in samples],
+    }
+
+
+def engram_executable() -> str:
+    exe = Path(sys.executable).parent / "engram"
+    found = str(exe) if exe.exists() else shutil.which("engram")
+    if not found:
+        sys.exit("bench_core: the `engram` executable is not installed (pip install -e .)")
+    return found
+
+
+def cold_loads(
+    exe: str, project: Path, tasks: list[str], runs: int, env: dict[str, str]
+) -> tuple[list[float], list[float]]:
+    """Wall ms and peak RSS (MB) of `engram load` as a fresh process, one sample per run."""
+    times, rss = [], []
+    for i in range(runs + 1):
+        cmd = [exe, "-C", str(project), "load", tasks[i % len(tasks)]]
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = (time.perf_counter() - start) * 1000
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        if proc.returncode != 0:
+            sys.exit(f"bench_core: {' '.join(cmd)} failed ({proc.returncode}): {err}")
+        if i == 0:
+            continue  # first run warms the OS file cache; not counted
+        times.append(elapsed)
+        rss.append(usage.ru_maxrss / 1024)  # Linux reports KiB
+    return times, rss
+
+
+def warm_loads(roots: Any, tasks: list[str], runs: int) -> list[float]:
+    for task in tasks:  # open the index and warm every code path once
+        api.load(roots, task, count_usage=False)
+    out = []
+    for i in range(runs):
+        start = time.perf_counter()
+        api.load(roots, tasks[i % len(tasks)], count_usage=False)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def builds(roots: Any, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        api.rebuild_index(roots)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[float], list[bool]]:
+    """Edit one durable file in place (as an editor does), then time the next load.
+
+    The load asks for a word that only the edit introduced, so a stale index shows up as a
+    miss. A warm process over a large workspace does its full stat comparison at most once
+    per FULL_SCAN_INTERVAL_S, so we wait that long first (a person edits a file seconds, not
+    microseconds, after the previous load).
+    """
+    from engram.core import index as index_module
+
+    pause = getattr(index_module, "FULL_SCAN_INTERVAL_S", 0.0) + 0.05
+    root = project / WORKSPACE_SUBDIR
+    files = sorted((root / "knowledge").glob("*.md"))[: runs * 3 : 3]
+    times, fresh = [], []
+    api.load(roots, "warm up the index", count_usage=False)
+    for n, path in enumerate(files[:runs]):
+        marker = f"zephyrmark{size}x{n}"
+        text = path.read_text(encoding="utf-8").rstrip("\n")
+        with path.open("w", encoding="utf-8") as fh:  # in place, like most editors
+            fh.write(text + f"\n- Edited by hand: the {marker} check replaced the old one.\n")
+        time.sleep(pause)
+        start = time.perf_counter()
+        res = api.load(roots, f"{marker} check", count_usage=False)
+        times.append((time.perf_counter() - start) * 1000)
+        fresh.append(path.stem in res.data.get("selected_keys", []))
+    return times, fresh
+
+
+def bench_size(size: int, runs: int, seed: int, exe: str, tmp: Path) -> dict[str, Any]:
+    project = tmp / f"ws-{size}"
+    start = time.perf_counter()
+    generate_workspace(project, size, seed)
+    gen_s = time.perf_counter() - start
+    roots = resolve_roots(project)
+    tasks = sample_tasks(12, seed)
+
+    build = builds(roots, 3 if size >= 10000 else 5)
+    env = dict(os.environ)
+    cold, rss = cold_loads(exe, project, tasks, runs, env)
+    warm = warm_loads(roots, tasks, max(40, runs * 4))
+    refresh, fresh = refreshes(roots, project, min(runs, 10), size)
+    return {
+        "size": size,
+        "generate_s": round(gen_s, 2),
+        "cold_load_ms": summary(cold, 1),
+        "warm_load_ms": summary(warm, 2),
+        "build_s": summary(build, 3),
+        "refresh_ms": summary(refresh, 2),
+        "refresh_fresh": all(fresh),
+        "peak_rss_mb": summary(rss, 1),
+    }
+
+
+def fmt(s: dict[str, Any], unit: str) -> str:
+    return f"{s['median']:g} {unit} ({s['min']:g}–{s['max']:g}, p90 {s['p90']:g})"
+
+
+def target_lines(results: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    by_size = {r["size"]: r for r in results}
+    for metric, size, limit, unit in TARGETS:
+        picked = [by_size[size]] if size in by_size else [] if size else results
+        for r in picked:
+            value = r[metric]["median"] if metric != "peak_rss_mb" else r[metric]["max"]
+            verdict = "meets" if value <= limit else "MISSES"
+            what = "max" if metric == "peak_rss_mb" else "median"
+            lines.append(
+                f"- {metric} at {r['size']:,}: {what} {value:g} {unit} "
+                f"(target ≤ {limit:g} {unit}) — {verdict}"
+            )
+    return lines
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    head = (
+        "| memories | cold `engram load` | warm route+render | full index build "
+        "| refresh after one edit | peak RSS (cold CLI) |\n|---:|---|---|---|---|---|"
+    )
+    rows = [
+        f"| {r['size']:,} | {fmt(r['cold_load_ms'], 'ms')} | {fmt(r['warm_load_ms'], 'ms')} "
+        f"| {fmt(r['build_s'], 's')} | {fmt(r['refresh_ms'], 'ms')}"
+        f"{'' if r['refresh_fresh'] else ' STALE'} | {fmt(r['peak_rss_mb'], 'MB')} |"
+        for r in results
+    ]
+    return "\n".join([head, *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Time Engram's read path on generated workspaces.")
+    p.add_argument("--sizes", default="100,1000,10000", help="comma-separated memory counts")
+    p.add_argument("--runs", type=int, default=15, help="cold CLI runs per size (default 15)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    exe = engram_executable()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="engram-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        # Nothing from the user's configuration or global root takes part.
+        os.environ["ENGRAM_HOME"] = str(tmp / "home")
+        os.environ.pop("ENGRAM_GLOBAL_DIR", None)
+        os.environ.pop("ENGRAM_WORKSPACE", None)
+        for size in sizes:
+            print(f"… {size:,} memories", file=sys.stderr, flush=True)
+            results.append(bench_size(size, args.runs, args.seed, exe, tmp))
+            from engram.core.index import forget_open_indexes
+
+            forget_open_indexes()
+    table = markdown(results)
+    targets = target_lines(results)
+    print(table)
+    print()
+    print("\n".join(targets))
+    args.out.mkdir(parents=True, exist_ok=True)
+    report = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+        },
+        "seed": args.seed,
+        "results": results,
+        "targets": targets,
+        "markdown": table,
+    }
+    out = args.out / "bench_core.json"
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
