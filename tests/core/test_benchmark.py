@@ -197,3 +197,44 @@ def test_cli_bad_input_exits_2_with_one_line(suite: Path, capsys: pytest.Capture
         main(["benchmark", str(write_cases(suite, GOOD_CASES)), "--min-recall", "1.5"])
     assert exc.value.code == 2
     assert "--min-recall must be a number from 0 to 1" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the workspace generator
+
+
+def test_generated_workspaces_are_deterministic_varied_and_loadable(tmp_path: Path) -> None:
+    import importlib.util
+
+    from engram.core import api
+    from engram.core.roots import resolve_roots
+    from engram.core.store import read_manifest
+
+    gen_path = Path(__file__).resolve().parents[2] / "benchmarks" / "generate.py"
+    spec = importlib.util.spec_from_file_location("engram_bench_generate", gen_path)
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+
+    a = gen.generate_workspace(tmp_path / "a", 400, seed=3)
+    b = gen.generate_workspace(tmp_path / "b", 400, seed=3)
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*.md"))
+    assert len(files_a) == 400
+    assert files_a == sorted(p.relative_to(b) for p in b.rglob("*.md"))
+    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files_a)
+
+    roots = resolve_roots(a)
+    archived = sum(1 for f in files_a if f.parts[2] == "archive")
+    built = api.rebuild_index(roots).data
+    assert (built["indexed"], built["unreadable"]) == (400 - archived, 0)
+    bullets = [
+        line
+        for f in files_a
+        for line in (a / f).read_text().splitlines()
+        if line.startswith("- ") and not line.startswith(("- Light:", "- Balanced:", "- Strict:"))
+    ]
+    assert len(bullets) > 1000 and len(set(bullets)) == len(bullets)  # no sentence repeated
+    sub_dirs = {f.parts[2] for f in files_a}
+    assert sub_dirs == {"rules", "skills", "knowledge", "working", "archive"}
+    assert len(read_manifest(roots.primary)) == sum(1 for f in files_a if f.parts[2] != "working")
+    res = api.load(roots, gen.sample_tasks(1, seed=3)[0], count_usage=False)
+    assert res.data["selected_keys"] and not res.diagnostics  # prerequisites are all visible
