@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.cli.main import main
+
+ENGRAM = Path(sys.executable).with_name("engram")
+
+
+class Tty(io.StringIO):
+    """A terminal on stdin: the human's answers, one per line."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *argv: str,
+    answers: str | None = None,
+    stdin: str | None = None,
+) -> tuple[int, str, str]:
+    monkeypatch.chdir(project)
+    if answers is not None:
+        monkeypatch.setattr(sys, "stdin", Tty(answers))
+    else:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((stdin or "").encode())))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def files(project: Path, sub: str = "*") -> list[str]:
+    root = project / ".agents/.engram"
+    return sorted(
+        str(p.relative_to(root))
+        for d in ("rules", "skills", "knowledge", "working", "archive")
+        for p in (root / d).glob("*.md")
+        if sub == "*" or d == sub
+    )
+
+
+def test_save_approve_all(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", "Always sign commits.",
+                       answers="A\n")  # fmt: skip
+    assert code == 0
+    assert "Verdict: ADD" in out and "Approve?" in out and "Approval token" not in out
+    assert "Saved 1 memory" in out
+    assert files(project) == ["rules/always-sign-commits.md"]
+
+
+def test_save_cancel_and_eof_write_nothing(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "Sign commits.", answers="C\n")
+    assert code == 0 and "nothing was saved" in out
+    code, out, _ = run(project, monkeypatch, capsys, "save", "Sign commits.", answers="")
+    assert "nothing was saved" in out
+    assert files(project) == []
+
+
+def test_save_revise_then_approve(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "knowledge", "CI runs on Linux.",
+                       answers="B CI runs on Linux and macOS.\nA\n")  # fmt: skip
+    assert code == 0
+    assert "Revision: CI runs on Linux and macOS." in out
+    assert files(project) == ["knowledge/ci-runs-linux-macos.md"]
+
+
+def test_save_session_approve_some_with_bad_answer_first(
+    project: Path, monkeypatch, capsys, tmp_path: Path
+) -> None:
+    f = tmp_path / "c.txt"
+    f.write_text(
+        "TYPE: rule | TEXT: Pin Python.\nTYPE: knowledge | TEXT: CI runs on Linux.\n"
+        "TYPE: rule | TEXT: Sign commits.\n"
+    )
+    code, out, err = run(project, monkeypatch, capsys, "save-session", "--file", str(f),
+                         answers="A 7\nwhat\nB 2: CI runs on Debian.\nA 1,2\n")  # fmt: skip
+    assert code == 0
+    assert "candidate 7 does not exist" in err
+    assert "Answer A, A 1,3, B <note> or C." in out
+    assert files(project) == ["knowledge/ci-runs-debian.md", "rules/pin-python.md"]
+
+
+def test_non_interactive_stdin_is_refused_not_hung(project: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "save", "rule", "Sign commits.", stdin="A\n")
+    assert code == 2 and "stdin is not a terminal" in err and "--force" in err
+    code, _, err = run(project, monkeypatch, capsys, "ss", stdin="TYPE: rule | TEXT: x y\n")
+    assert code == 2 and "--propose" in err
+    code, _, err = run(project, monkeypatch, capsys, "note", "x", "--objective", "o", stdin="y\n")
+    assert code == 2
+    assert files(project) == []
+
+
+def test_ss_force_shortcut_keeps_last_sessions(project: Path, monkeypatch, capsys) -> None:
+    text = (
+        "## Session 1\nTYPE: rule | TEXT: One rule.\n"
+        "## Session 2\nTYPE: rule | TEXT: Two rule.\n"
+        "## Session 3\nTYPE: rule | TEXT: Three rule.\n"
+    )
+    code, out, _ = run(project, monkeypatch, capsys, "ss", "-f", "last", "2", "sessions",
+                       stdin=text)  # fmt: skip
+    assert code == 0, out
+    assert files(project) == ["rules/three-rule.md", "rules/two-rule.md"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("ss", "-f", "--query-level", "0"),
+        ("ss", "-f", "--query-level", "-3"),
+        ("ss", "-f", "--query-level", "two"),
+        ("ss", "-f", "last", "zero", "sessions"),
+        ("ss", "-f", "--query-level", "2", "last", "3", "sessions"),
+        ("save-session", "-f", "--scope", "global"),
+    ],
+)
+def test_bad_save_session_arguments(project: Path, monkeypatch, capsys, argv) -> None:
+    code, _, err = run(project, monkeypatch, capsys, *argv, stdin="TYPE: rule | TEXT: x y\n")
+    assert code == 2 and "error:" in err
+    assert files(project) == []
+
+
+def test_propose_then_commit_with_json(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save-session", "--propose", "--json",
+                       stdin="TYPE: rule | TEXT: Pin Python.\nTYPE: rule | TEXT: Sign commits.\n")  # fmt: skip
+    env = json.loads(out)
+    assert code == 0 and env["ok"] and env["contract_version"]
+    token = env["data"]["approval_token"]
+    code, _, err = run(project, monkeypatch, capsys, "commit", token, "--approve", "3")
+    assert code == 2 and "the proposal has 2 candidates" in err
+    code, out, _ = run(project, monkeypatch, capsys, "commit", token, "--approve", "2", "--json")
+    assert code == 0 and json.loads(out)["data"]["written"][0]["id"] == "sign-commits"
+    code, _, err = run(project, monkeypatch, capsys, "commit", token, "--approve", "all")
+    assert code == 1 and "already used" in err
+    assert files(project) == ["rules/sign-commits.md"]
+
+
+def test_archive_note_and_promote_commands(project: Path, monkeypatch, capsys) -> None:
+    run(project, monkeypatch, capsys, "save", "knowledge", "Builds use Bazel.", "--force")
+    code, out, _ = run(project, monkeypatch, capsys, "archive", "builds-use-bazel",
+                       "--reason", "moved to Pants")  # fmt: skip
+    assert code == 0 and "archive/builds-use-bazel.md" in out
+    code, _, err = run(project, monkeypatch, capsys, "archive", "nope", "--reason", "x")
+    assert code == 1 and "no memory 'nope'" in err
+    code, out, _ = run(project, monkeypatch, capsys, "note", "Cache key changed.",
+                       "--objective", "fix CI", answers="y\n")  # fmt: skip
+    assert code == 0 and files(project, "working") == ["working/cache-key-changed.md"]
+    code, out, _ = run(project, monkeypatch, capsys, "note", "Other.", "--objective", "o",
+                       answers="n\n")  # fmt: skip
+    assert "nothing was saved" in out and len(files(project, "working")) == 1
+    code, out, _ = run(project, monkeypatch, capsys, "promote", "cache-key-changed",
+                       answers="A\n")  # fmt: skip
+    assert code == 0
+    assert files(project, "working") == []
+    assert "knowledge/cache-key-changed.md" in files(project)
+
+
+def test_installed_executable_end_to_end(project: Path) -> None:
+    env = {**os.environ}
+    base = [str(ENGRAM), "-C", str(project)]
+    p = subprocess.run([*base, "save", "rule", "Pin Python.", "--propose", "--json"],
+                       capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    token = json.loads(p.stdout)["data"]["approval_token"]
+    p = subprocess.run([*base, "commit", token, "--approve", "all"], capture_output=True,
+                       text=True, env=env)  # fmt: skip
+    assert p.returncode == 0 and "rules/pin-python.md" in p.stdout
+    p = subprocess.run([*base, "ss", "-f"], input="TYPE: knowledge | TEXT: CI runs on Linux.\n",
+                       capture_output=True, text=True, env=env)  # fmt: skip
+    assert p.returncode == 0 and "knowledge/ci-runs-linux.md" in p.stdout
+    p = subprocess.run([*base, "save", "rule", "Sign."], capture_output=True, text=True,
+                       env=env, stdin=subprocess.DEVNULL, timeout=30)  # fmt: skip
+    assert p.returncode == 2 and "not a terminal" in p.stderr
+    p = subprocess.run([*base, "verify"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stdout
