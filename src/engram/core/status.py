@@ -21,7 +21,7 @@ def _pending_count(roots: Roots) -> int:
         data = json.loads(roots.workspace.pending_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return 0
-    entries = data.get("proposals", data) if isinstance(data, dict) else data
+    entries = data.get("entries", data.get("proposals", data)) if isinstance(data, dict) else data
     items = (
         entries.values()
         if isinstance(entries, dict)
