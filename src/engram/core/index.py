@@ -26,6 +26,12 @@ FULL_SCAN_INTERVAL_S = 1.0
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
 ALWAYS_SCAN_BELOW = 2000
 
+# Every column but the stored document: what ranking and visibility need.
+ROW_COLUMNS = (
+    "rowid, scope, rel, id, type, tier, title, tags, triggers, roles, depends_on,"
+    " valid_until, objective, updated, hash, flag"
+)
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
@@ -257,7 +263,25 @@ class Index:
     # ------------------------------------------------------------ queries
 
     def all_rows(self) -> list[sqlite3.Row]:
-        return self.conn.execute("SELECT * FROM memories ORDER BY scope DESC, id").fetchall()
+        return self.conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM memories ORDER BY scope DESC, id"
+        ).fetchall()
+
+    def memory(self, rowid: int) -> Memory:
+        """The full Memory of one indexed row (parsed from the stored document)."""
+        return doc_to_memory(
+            self.conn.execute("SELECT doc FROM memories WHERE rowid=?", (rowid,)).fetchone()[0]
+        )
+
+    def workspace_ids(self, ids: list[str]) -> set[str]:
+        """Which of these ids also exist in the workspace root (so a global copy is hidden)."""
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id FROM memories WHERE scope='workspace' AND id IN ({marks})"
+            out.update(r[0] for r in self.conn.execute(sql, chunk))
+        return out
 
     def term_scores(
         self, term: str, weights: tuple[float, float, float, float]
@@ -280,14 +304,14 @@ class Index:
         for i in range(0, len(rowids), 500):
             chunk = rowids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for r in self.conn.execute(f"SELECT * FROM memories WHERE rowid IN ({marks})", chunk):
+            sql = f"SELECT {ROW_COLUMNS} FROM memories WHERE rowid IN ({marks})"
+            for r in self.conn.execute(sql, chunk):
                 out[r["rowid"]] = r
         return out
 
     def rows_by_id(self, mid: str) -> list[sqlite3.Row]:
-        return self.conn.execute(
-            "SELECT * FROM memories WHERE id=? ORDER BY scope DESC", (mid,)
-        ).fetchall()
+        sql = f"SELECT {ROW_COLUMNS} FROM memories WHERE id=? ORDER BY scope DESC"
+        return self.conn.execute(sql, (mid,)).fetchall()
 
     def usage(self) -> dict[tuple[str, str], int]:
         return {(s, i): c for s, i, c in self.conn.execute("SELECT scope, id, count FROM usage")}

@@ -8,6 +8,7 @@ import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from engram.core.index import Index
 from engram.core.store import IgnoreRules
@@ -293,9 +294,11 @@ TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
 FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
 WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
 RELATIVE_CUTOFF = 0.22
+MAX_SCORED = 400  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 
 
+@lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """A tiny suffix stripper for comparing tags/triggers with query words (FTS5 uses Porter)."""
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s"):
@@ -390,12 +393,6 @@ class VisibleLookup:
         return row
 
 
-def _shadowed(index: Index, row: sqlite3.Row) -> bool:
-    if row["scope"] != "global":
-        return False
-    return any(r["scope"] == "workspace" for r in index.rows_by_id(row["id"]))
-
-
 def rank(
     index: Index,
     query: str,
@@ -450,7 +447,14 @@ def rank(
         admitted = field_hits
     if not admitted:
         return []
+    if len(admitted) > MAX_SCORED:
+        prelim = {
+            r: sum(per_doc.get(r, {}).values()) * (0.6 + 0.8 * len(per_doc.get(r, {})) / len(terms))
+            for r in admitted
+        }
+        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED])
     rows = index.rows_by_rowid(sorted(admitted))
+    shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}
     qstems = {stem(t) for t in terms}
     rare_stems = {
@@ -461,7 +465,7 @@ def rank(
     out: list[Candidate] = []
     for rowid, row in rows.items():
         ok, _ = vis.visible(row)
-        if not ok or _shadowed(index, row):
+        if not ok or (row["scope"] == "global" and row["id"] in shadowed):
             continue
         matched = per_doc.get(rowid, {})
         lexical = sum(matched.values())
