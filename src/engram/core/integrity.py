@@ -104,6 +104,9 @@ def verify_roots(
     roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
 ) -> Result:
     roots.primary  # noqa: B018 - clear error when no root exists
+    from engram.core.commit import recover_interrupted
+
+    repaired = recover_interrupted(roots)  # a commit killed half-way is finished first
     accepted: list[str] = []
     if accept_all or accept:
         accepted = _accept(roots, None if accept_all else accept)
@@ -113,6 +116,8 @@ def verify_roots(
         for r in reports
     )
     lines: list[str] = []
+    if repaired:
+        lines.append("Finished an interrupted commit in: " + ", ".join(repaired))
     if accepted:
         lines.append(f"Accepted {len(accepted)} file(s): " + ", ".join(accepted))
     for r in reports:
