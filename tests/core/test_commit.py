@@ -183,7 +183,10 @@ def test_a_crash_mid_commit_is_finished_by_the_next_command(
         )
     monkeypatch.setattr(store, "atomic_write", real)
     assert (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
-    assert not api.verify(roots).ok  # half applied: manifest and files disagree
+    from engram.core.integrity import check_root
+
+    half = check_root(roots.workspace)  # half applied: manifest and files disagree
+    assert half["modified"] or half["missing"] or half["unmanaged"]
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Docs are built with mkdocs.")
     assert not (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
     files = sorted(p.name for p in root_of(project).rglob("*.md"))
@@ -191,6 +194,33 @@ def test_a_crash_mid_commit_is_finished_by_the_next_command(
     assert "linter-ruff.md" in files and "docs-built-mkdocs.md" in files
     assert (root_of(project) / "archive/always-squash-merge-pull-requests.md").exists()
     assert_verify_clean(project)
+
+
+def test_verify_finishes_an_interrupted_commit(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roots = resolve_roots(project)
+    import engram.core.store as store
+
+    real = store.atomic_write
+    calls = {"n": 0}
+
+    def dying_write(path, data):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(path, data)
+
+    monkeypatch.setattr(store, "atomic_write", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        api.save_session_force(
+            roots,
+            "TYPE: knowledge | TEXT: The linter is ruff.\nTYPE: knowledge | TEXT: Docs use mkdocs.",
+        )
+    monkeypatch.setattr(store, "atomic_write", real)
+    result = api.verify(roots)
+    assert result.ok and "Finished an interrupted commit" in result.text
+    assert not (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
 
 
 def test_recover_interrupted_is_a_no_op_without_journal(project: Path) -> None:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import fnmatch
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +21,8 @@ LOCK_TIMEOUT_S = 30.0
 
 def atomic_write(path: Path, data: str | bytes) -> None:
     """Write via a temp file in the same folder, fsync, then rename: readers see old or new."""
+    import tempfile  # lazy: reads never pay for it
+
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -64,6 +63,8 @@ def root_lock(root: Root, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
 
 
 def file_hash(data: bytes) -> str:
+    import hashlib
+
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -75,6 +76,8 @@ class IgnoreRules:
     patterns: tuple[str, ...]
 
     def ignores(self, rel: str) -> bool:
+        import fnmatch
+
         name = rel.rsplit("/", 1)[-1]
         stem = name[:-3] if name.endswith(".md") else name
         for pat in self.patterns:
@@ -108,18 +111,21 @@ def load_ignore_rules(root: Root, project_dir: Path | None = None) -> IgnoreRule
 @dataclass(frozen=True)
 class FileStat:
     rel: str  # path relative to the root, with "/"
-    path: Path
+    abspath: str  # a plain string: building 10,000 Path objects costs more than the stats
     mtime_ns: int
     size: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.abspath)
 
 
 def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat]:
     """Every `*.md` directly under the memory folders, with stat data (cheap: no reads)."""
     out: list[FileStat] = []
     for sub in dirs:
-        base = root.path / sub
         try:
-            entries = os.scandir(base)
+            entries = os.scandir(os.path.join(root.path, sub))
         except (FileNotFoundError, NotADirectoryError):
             continue
         with entries:
@@ -132,7 +138,7 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
                     continue
                 if not e.is_file():
                     continue
-                out.append(FileStat(f"{sub}/{e.name}", Path(e.path), st.st_mtime_ns, st.st_size))
+                out.append(FileStat(f"{sub}/{e.name}", e.path, st.st_mtime_ns, st.st_size))
     return out
 
 
