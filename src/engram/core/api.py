@@ -91,6 +91,13 @@ def most_used(roots: Roots, limit: int) -> list[dict[str, Any]]:
     return most_used_memories(roots, limit)
 
 
+def record_retrievals(roots: Roots, ids: list[str]) -> None:
+    """Count these bodies as retrieved (after a load made with `count_usage=False`)."""
+    from engram.core.read import record_retrievals as record
+
+    record(roots, ids)
+
+
 def rebuild_index(roots: Roots) -> Result:
     from engram.core.read import rebuild
 

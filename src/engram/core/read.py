@@ -524,3 +524,14 @@ def rebuild(roots: Roots) -> Result:
         "path": str(idx.path) if idx.path else None,
     }
     return result
+
+
+def record_retrievals(roots: Roots, ids: list[str]) -> None:
+    """Count bodies a caller showed after a `count_usage=False` load (the hooks' compare-then-show)."""
+    index = open_index(roots, refresh=False)
+    keys = []
+    for mid in ids:
+        rows = index.rows_by_id(mid)
+        if rows:
+            keys.append((rows[0]["scope"], rows[0]["id"]))
+    index.count_usage(keys)

@@ -101,16 +101,14 @@ def respond(
 
     objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
     cache = HookCache(roots.primary.cache_dir)
-    if mode == "auto" and event == PROMPT:
-        probe = api.load(roots, query, objective=objective, dry_run=True, count_usage=False)
-        signature = str(probe.data.get("signature", ""))
-        if signature and cache.signature(session) == signature:
-            n = len(probe.data.get("selected_keys", []))
-            return _answer(
-                host, event, None, f"reused ({n} routed, context unchanged)" if proof_on else None
-            )
-    result = api.load(roots, query, objective=objective)
+    result = api.load(roots, query, objective=objective, count_usage=False)
     signature = str(result.data.get("signature", ""))
+    if mode == "auto" and event == PROMPT and signature and cache.signature(session) == signature:
+        n = len(result.data.get("selected_keys", []))
+        return _answer(
+            host, event, None, f"reused ({n} routed, context unchanged)" if proof_on else None
+        )
+    api.record_retrievals(roots, list(result.data.get("body_keys", [])))
     cache.remember(session, signature, event)
     selected = list(result.data.get("selected_keys", []))
     if not selected:
