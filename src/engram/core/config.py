@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.errors import EngramError, UsageError
-from engram.core.roots import Roots, read_user_config, user_config_path
+from engram.core.roots import Roots, read_json_object, read_user_config, user_config_path
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
@@ -118,20 +118,6 @@ def _set_nested(data: dict, dotted: str, value: Any) -> None:
         node[parts[-1]] = value
 
 
-def read_json_config(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise EngramError(
-            f"configuration {path} is not valid JSON: {exc}", code="config.invalid"
-        ) from exc
-    if not isinstance(data, dict):
-        raise EngramError(f"configuration {path} must hold a JSON object", code="config.invalid")
-    return data
-
-
 @dataclass
 class Config:
     """Effective settings: workspace file, then user file, then defaults."""
@@ -170,7 +156,7 @@ class Config:
 def load_config(roots: Roots) -> Config:
     layers: list[dict] = []
     if roots.workspace is not None:
-        layers.append(read_json_config(roots.workspace.config_path))
+        layers.append(read_json_object(roots.workspace.config_path))
     layers.append(read_user_config())
     return Config(layers)
 
@@ -195,7 +181,7 @@ def set_config_value(roots: Roots, name: str, value: Any, *, user: bool = False)
             "global_path is a user setting; use `engram config set --user global_path PATH`"
         )
     path = config_file_for(roots, user)
-    data = read_json_config(path)
+    data = read_json_object(path)
     _set_nested(data, name, value)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

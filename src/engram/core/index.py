@@ -206,13 +206,17 @@ class Index:
             (cur.lastrowid, mem.title, " ".join(mem.tags), " | ".join(mem.triggers), fts_body(mem)),
         )
 
+    @staticmethod
+    def _manifest_stamp(root: Root) -> str:
+        try:
+            st = root.manifest_path.stat()
+        except OSError:
+            return "none"
+        return f"{st.st_mtime_ns}:{st.st_size}"
+
     def _manifest_stale(self) -> bool:
         for root in self.roots.all:
-            try:
-                st = root.manifest_path.stat()
-                stamp = f"{st.st_mtime_ns}:{st.st_size}"
-            except OSError:
-                stamp = "none"
+            stamp = self._manifest_stamp(root)
             row = self.conn.execute(
                 "SELECT value FROM meta WHERE key=?", (f"manifest:{root.scope}:{root.path}",)
             ).fetchone()
@@ -225,11 +229,7 @@ class Index:
 
         self.conn.execute("DELETE FROM manifest")
         for root in self.roots.all:
-            try:
-                st = root.manifest_path.stat()
-                stamp = f"{st.st_mtime_ns}:{st.st_size}"
-            except OSError:
-                stamp = "none"
+            stamp = self._manifest_stamp(root)
             try:
                 files = read_manifest(root)
             except Exception:

@@ -108,17 +108,23 @@ def user_config_path() -> Path:
     return user_config_dir() / CONFIG_FILE
 
 
-def read_user_config() -> dict:
-    path = user_config_path()
+def read_json_object(path: Path) -> dict:
+    """A JSON configuration file as a dict ({} when absent); a clear error when it is broken."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
         raise EngramError(
-            f"user configuration {path} is not valid JSON: {exc}", code="config.invalid"
+            f"configuration {path} is not valid JSON: {exc}", code="config.invalid"
         ) from exc
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise EngramError(f"configuration {path} must hold a JSON object", code="config.invalid")
+    return data
+
+
+def read_user_config() -> dict:
+    return read_json_object(user_config_path())
 
 
 def global_root_path() -> Path | None:
