@@ -35,7 +35,18 @@ class McpProcess:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.raw_stdout: list[bytes] = []
         self._ids = 1000
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.stderr_chunks: list[bytes] = []
+        self._pumps = [
+            threading.Thread(target=self._pump, daemon=True),
+            threading.Thread(target=self._drain_stderr, daemon=True),
+        ]
+        for t in self._pumps:
+            t.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+            self.stderr_chunks.append(chunk)
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -117,8 +128,8 @@ class McpProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = self.proc.wait()
-        err = self.proc.stderr.read().decode("utf-8", "replace") if self.proc.stderr else ""
-        return code, err
+        self._pumps[1].join(timeout=10)
+        return code, b"".join(self.stderr_chunks).decode("utf-8", "replace")
 
 
 def text_of(response: dict[str, Any]) -> str:

@@ -235,7 +235,7 @@ class Server:
             self._spawn(self._batch, msg)
         elif _is_response(msg):
             self._on_response(msg)
-        elif isinstance(msg, dict) and (msg.get("method") in _WORKER_METHODS or _is_bare_tool(msg)):
+        elif isinstance(msg, dict) and _runs_on_worker(msg):
             self._spawn(self._answer, msg)
         else:
             self._answer(msg)
@@ -495,9 +495,9 @@ def _is_response(msg: Any) -> bool:
     )
 
 
-def _is_bare_tool(msg: dict[str, Any]) -> bool:
+def _runs_on_worker(msg: dict[str, Any]) -> bool:
     method = msg.get("method")
-    return isinstance(method, str) and method.startswith("engram_")
+    return isinstance(method, str) and (method in _WORKER_METHODS or method.startswith("engram_"))
 
 
 def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
@@ -539,7 +539,11 @@ def main(argv: list[str] | None = None) -> int:
     server = Server(stdout, always_load=always_load, elicitation=elicitation)
     try:
         for line in read_lines(stdin):
-            server.feed(line)
+            try:
+                server.feed(line)
+            except Exception as exc:  # the loop must outlive any one message
+                log(f"internal error while reading a message: {exc!r}\n{traceback.format_exc()}")
+                server.write(_error(None, p.INTERNAL_ERROR, "Internal error"))
     except KeyboardInterrupt:
         pass
     finally:
