@@ -124,7 +124,10 @@ def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[flo
 
     pause = getattr(index_module, "FULL_SCAN_INTERVAL_S", 0.0) + 0.05
     root = project / WORKSPACE_SUBDIR
-    files = sorted((root / "knowledge").glob("*.md"))[: runs * 3 : 3]
+    visible = [  # memories every reader sees (no role restriction)
+        p for p in sorted((root / "knowledge").glob("*.md")) if "\nrole:" not in p.read_text()
+    ]
+    files = visible[: runs * 3 : 3]
     times, fresh = [], []
     api.load(roots, "warm up the index", count_usage=False)
     for n, path in enumerate(files[:runs]):
@@ -140,6 +143,24 @@ def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[flo
     return times, fresh
 
 
+def immediate_edit_seen(roots: Any, project: Path, size: int) -> bool:
+    """Is an in-place edit made right after a load served by the very next load?
+
+    Recorded, not timed: it shows whether a warm process has a staleness window.
+    """
+    root = project / WORKSPACE_SUBDIR
+    path = next(
+        p for p in sorted((root / "knowledge").glob("*.md")) if "\nrole:" not in p.read_text()
+    )
+    api.load(roots, "warm up the index", count_usage=False)
+    marker = f"quokkamark{size}"
+    text = path.read_text(encoding="utf-8").rstrip("\n")
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(text + f"\n- Edited by hand: the {marker} check replaced the old one.\n")
+    res = api.load(roots, f"{marker} check", count_usage=False)
+    return path.stem in res.data.get("selected_keys", [])
+
+
 def bench_size(size: int, runs: int, seed: int, exe: str, tmp: Path) -> dict[str, Any]:
     project = tmp / f"ws-{size}"
     start = time.perf_counter()
@@ -153,6 +174,7 @@ def bench_size(size: int, runs: int, seed: int, exe: str, tmp: Path) -> dict[str
     cold, rss = cold_loads(exe, project, tasks, runs, env)
     warm = warm_loads(roots, tasks, max(40, runs * 4))
     refresh, fresh = refreshes(roots, project, min(runs, 10), size)
+    immediate = immediate_edit_seen(roots, project, size)
     return {
         "size": size,
         "generate_s": round(gen_s, 2),
@@ -161,6 +183,7 @@ def bench_size(size: int, runs: int, seed: int, exe: str, tmp: Path) -> dict[str
         "build_s": summary(build, 3),
         "refresh_ms": summary(refresh, 2),
         "refresh_fresh": all(fresh),
+        "edit_seen_immediately": immediate,
         "peak_rss_mb": summary(rss, 1),
     }
 
