@@ -13,7 +13,6 @@ import contextlib
 import json
 import sqlite3
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from engram.core.memory import Memory, MemoryParseError
 from engram.core.roots import Root, Roots
 from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file, scan_files
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 FULL_SCAN_INTERVAL_S = 1.0
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
 ALWAYS_SCAN_BELOW = 2000
@@ -54,14 +53,25 @@ CREATE TABLE IF NOT EXISTS manifest(scope TEXT NOT NULL, rel TEXT NOT NULL, hash
 
 
 def memory_to_doc(mem: Memory) -> str:
-    return json.dumps(asdict(mem), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(vars(mem), ensure_ascii=False, separators=(",", ":"))
 
 
 def doc_to_memory(doc: str) -> Memory:
     return Memory(**json.loads(doc))
 
 
-def unsafe_reason(mem: Memory) -> str | None:
+LIST_SEP = "\x1f"  # lists are stored as unit-separated strings: splitting beats JSON decoding
+
+
+def join_list(items: list[str]) -> str:
+    return LIST_SEP.join(items)
+
+
+def split_list(value: str | None) -> list[str]:
+    return value.split(LIST_SEP) if value else []
+
+
+def unsafe_reason(mem: Memory) -> str:
     """Why a memory's text reads like an instruction aimed at the agent (hand edits), if it does."""
     from engram.core.safety import find_injection
 
@@ -69,7 +79,7 @@ def unsafe_reason(mem: Memory) -> str | None:
         (mem.title, mem.content, *mem.variants.values(), mem.origin, mem.extra_sections)
     )
     refusal = find_injection(text)
-    return refusal.kind if refusal else None
+    return refusal.kind if refusal else ""
 
 
 def fts_body(mem: Memory) -> str:
@@ -195,10 +205,10 @@ class Index:
             "INSERT INTO memories(scope, rel, id, type, tier, title, tags, triggers, roles, depends_on,"
             " valid_until, objective, updated, hash, doc, flag) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                root.scope, fs.rel, mem.id, mem.type, mem.tier, mem.title, json.dumps(mem.tags),
-                json.dumps(mem.triggers), json.dumps(mem.role), json.dumps(mem.depends_on),
+                root.scope, fs.rel, mem.id, mem.type, mem.tier, mem.title, join_list(mem.tags),
+                join_list(mem.triggers), join_list(mem.role), join_list(mem.depends_on),
                 mem.valid_until, mem.objective, mem.updated or mem.created, digest, memory_to_doc(mem),
-                unsafe_reason(mem),
+                None,
             ),
         )  # fmt: skip
         self.conn.execute(
@@ -266,6 +276,25 @@ class Index:
         return self.conn.execute(
             f"SELECT {ROW_COLUMNS} FROM memories ORDER BY scope DESC, id"
         ).fetchall()
+
+    def unsafe(self, rowid: int, mem: Memory | None = None) -> str:
+        """Why this memory reads like an instruction to the agent ('' when it does not).
+
+        Computed on first use and stored: scanning every file at index time would triple the
+        cost of a full build, and only the few bodies a load renders need it.
+        """
+        row = self.conn.execute("SELECT flag FROM memories WHERE rowid=?", (rowid,)).fetchone()
+        if row is None:
+            return ""
+        if row[0] is not None:
+            return row[0]
+        reason = unsafe_reason(mem or self.memory(rowid))
+        try:
+            with self.conn:
+                self.conn.execute("UPDATE memories SET flag=? WHERE rowid=?", (reason, rowid))
+        except sqlite3.Error:
+            pass  # a read-only index still answers; it only recomputes next time
+        return reason
 
     def memory(self, rowid: int) -> Memory:
         """The full Memory of one indexed row (parsed from the stored document)."""

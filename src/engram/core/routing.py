@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from engram.core.index import Index
+from engram.core.index import Index, split_list
 from engram.core.store import IgnoreRules
 
 WORD_RE = re.compile(r"[a-z0-9]+")
@@ -308,6 +307,12 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
+@lru_cache(maxsize=32768)
+def word_stems(text: str) -> frozenset[str]:
+    """Stems of a title or tag (cached: the same strings come back on every load)."""
+    return frozenset(stem(w) for w in tokenize(text))
+
+
 def tokenize(text: str) -> list[str]:
     return WORD_RE.findall(text.lower().replace("'", ""))
 
@@ -360,7 +365,7 @@ class Visibility:
         rules = self.ignore.get(row["scope"])
         if rules is not None and rules.patterns and rules.ignores(row["rel"]):
             return False, "ignored by .engramignore"
-        roles = json.loads(row["roles"] or "[]")
+        roles = split_list(row["roles"])
         if roles and not set(roles) & set(self.roles):
             return False, f"needs role {', '.join(roles)}"
         until = row["valid_until"] or ""
@@ -470,10 +475,10 @@ def rank(
         matched = per_doc.get(rowid, {})
         lexical = sum(matched.values())
         coverage = len(matched) / len(terms)
-        tags = json.loads(row["tags"] or "[]")
-        tag_hits = sum(1 for tag in tags if any(stem(p) in qstems for p in tokenize(tag)))
+        tags = split_list(row["tags"])
+        tag_hits = sum(1 for tag in tags if word_stems(tag) & qstems)
         trig = 0.0
-        for phrase in json.loads(row["triggers"] or "[]"):
+        for phrase in split_list(row["triggers"]):
             ptoks = tokenize(phrase)
             if ptoks and f" {' '.join(ptoks)} " in qnorm:
                 trig += 3.0
@@ -494,10 +499,10 @@ def rank(
             "usage": round(use, 4),
         }
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
-        named = {stem(w) for w in tokenize(row["title"] or "")} | {
-            stem(w) for tag in tags for w in tokenize(tag)
-        }
-        cand.named = bool(named & rare_stems)
+        if rare_stems:
+            cand.named = bool(word_stems(row["title"] or "") & rare_stems) or any(
+                word_stems(tag) & rare_stems for tag in tags
+            )
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.row["id"]))
     return out
@@ -518,6 +523,10 @@ def select_with_prerequisites(
     for pos, cand in enumerate(ranked):
         mid = cand.row["id"]
         if mid in chosen:
+            continue
+        if limit is not None and len(chosen) >= limit:
+            cand.reason = f"over the load limit of {limit}"
+            dropped.append(cand)
             continue
         if top > 0 and cand.score < RELATIVE_CUTOFF * top and pos > 0 and not cand.named:
             cand.reason = (
@@ -551,7 +560,7 @@ def _prerequisites(mid: str, visible: VisibleLookup, missing: list[str]) -> list
         row = visible.get(cur)
         if row is None:
             continue
-        for dep in json.loads(row["depends_on"] or "[]"):
+        for dep in split_list(row["depends_on"]):
             if dep == mid or dep in seen:
                 continue
             if dep not in visible:
@@ -565,7 +574,7 @@ def _prerequisites(mid: str, visible: VisibleLookup, missing: list[str]) -> list
 def _topological(chosen: dict[str, Candidate], order_rank: dict[str, float]) -> list[Candidate]:
     """Prerequisites before dependents; otherwise ranking order. Cycles fall back to rank."""
     deps = {
-        mid: [d for d in json.loads(c.row["depends_on"] or "[]") if d in chosen and d != mid]
+        mid: [d for d in split_list(c.row["depends_on"]) if d in chosen and d != mid]
         for mid, c in chosen.items()
     }
     out: list[str] = []
