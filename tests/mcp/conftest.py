@@ -35,7 +35,6 @@ def mcp(tmp_path: Path) -> Iterator[Callable[..., McpProcess]]:
         full_env.update(env or {})
         full_env.setdefault("PYTHONUNBUFFERED", "1")
         proc = McpProcess(list(args), cwd or tmp_path, full_env)
-        proc.aside = []
         started.append(proc)
         return proc
 

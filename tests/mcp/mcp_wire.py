@@ -23,9 +23,12 @@ def envelope(caps: dict[str, Any] | None = None, version: str = MODERN) -> dict[
 class McpProcess:
     """One `engram-mcp` child: send lines, read JSON lines with a timeout."""
 
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, args: list[str], cwd: Path, env: dict[str, str], command: list[str] | None = None
+    ) -> None:
+        self.aside: list[Any] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engram.mcp.server", *args],
+            command or [sys.executable, "-m", "engram.mcp.server", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -97,8 +100,6 @@ class McpProcess:
             if isinstance(msg, dict) and msg.get("id") == rid and "method" not in msg:
                 return msg
             self.aside.append(msg)
-
-    aside: list[Any]
 
     def initialize(
         self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
