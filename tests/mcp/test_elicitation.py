@@ -289,6 +289,9 @@ def test_R_ELI_5_legacy_clients_get_elicitation_create(mcp, example_project, ver
     assert req["method"] == "elicitation/create"
     assert isinstance(req["id"], int)
     assert ("mode" in req["params"]) is has_mode
+    scope = req["params"]["requestedSchema"]["properties"]["scope"]
+    assert ("default" in scope) is has_mode  # 2025-06-18 strings have no default
+    assert "default" in req["params"]["requestedSchema"]["properties"]["candidate_1"]
     answer(s, req, {"action": "cancel"})
     s.wait_for(rid)
 

@@ -73,8 +73,15 @@ class Form:
         return cls(d["kind"], d["message"], d["schema"], tuple(d["numbers"]), tuple(d["scopes"]))
 
     def params(self, with_mode: bool) -> dict[str, Any]:
-        """`elicitation/create` params; `mode` exists only from 2025-11-25 on."""
-        p: dict[str, Any] = {"message": self.message, "requestedSchema": self.schema}
+        """`elicitation/create` params. `mode` and string defaults exist from 2025-11-25 on."""
+        schema = self.schema
+        if not with_mode:  # 2025-06-18: only booleans may carry a default
+            props = {
+                name: {k: v for k, v in prop.items() if k != "default" or prop["type"] == "boolean"}
+                for name, prop in schema["properties"].items()
+            }
+            schema = {**schema, "properties": props}
+        p: dict[str, Any] = {"message": self.message, "requestedSchema": schema}
         return {"mode": "form", **p} if with_mode else p
 
 
