@@ -4,24 +4,30 @@ Markdown is the source of truth. The index lives in the primary root's `cache/` 
 can be deleted at any time. Freshness: a new process compares every file's (mtime, size)
 with what was indexed; a long-lived process (the MCP server) checks folder mtimes on each
 call, re-stats the files it is about to return, and does the full comparison at most once
-per `FULL_SCAN_INTERVAL_S` (every call for workspaces under `ALWAYS_SCAN_BELOW` files). Changed files are re-parsed; nothing else is rebuilt.
+per `FULL_SCAN_INTERVAL_S` (every call for workspaces under `ALWAYS_SCAN_BELOW` files); in
+between it re-scans only the folders whose mtime moved (a file added, removed or replaced). Changed files are re-parsed; nothing else is rebuilt.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.core.memory import Memory, MemoryParseError
 from engram.core.roots import Root, Roots
 from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file, scan_files
 
+if TYPE_CHECKING:
+    from engram.core.watch import FolderWatch
+
 SCHEMA_VERSION = "5"
 FULL_SCAN_INTERVAL_S = 1.0
+WATCHED_FULL_SCAN_S = 60.0  # with kernel change notification, a safety-net full comparison
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
 ALWAYS_SCAN_BELOW = 2000
 
@@ -105,53 +111,124 @@ class Index:
         self._last_full_scan = 0.0
         self._dir_mtimes: dict[str, int] = {}
         self._file_count = 0
+        self._refreshes = 0
+        self._watch_tried = False
+        self._watch: FolderWatch | None = None
 
     # ------------------------------------------------------------ freshness
 
-    def _dirs_signature(self) -> dict[str, int]:
-        sig: dict[str, int] = {}
+    def _dirs_signature(self) -> dict[tuple[str, str], int]:
+        """(scope, folder) -> mtime: adding, removing or renaming a file changes its folder's."""
+        sig: dict[tuple[str, str], int] = {}
         for root in self.roots.all:
             for sub in MEMORY_DIRS:
-                p = root.path / sub
                 try:
-                    sig[str(p)] = p.stat().st_mtime_ns
+                    sig[(root.scope, sub)] = os.stat(os.path.join(root.path, sub)).st_mtime_ns
                 except OSError:
-                    sig[str(p)] = -1
-            for extra in (root.manifest_path,):
-                try:
-                    st = extra.stat()
-                    sig[str(extra)] = st.st_mtime_ns ^ st.st_size
-                except OSError:
-                    sig[str(extra)] = -1
+                    sig[(root.scope, sub)] = -1
         return sig
 
     def refresh(self, *, force_full: bool = False) -> int:
         """Bring the index in line with the files; returns how many files were re-read."""
         now = time.monotonic()
-        sig = self._dirs_signature()
+        self._refreshes += 1
+        if not self._watch_tried and self._refreshes >= 2 and self._file_count > ALWAYS_SCAN_BELOW:
+            self._watch_tried = True
+            self._start_watch()  # a long-lived process: let the kernel say what changes
         if (
-            not force_full
-            and self._file_count > ALWAYS_SCAN_BELOW
-            and sig == self._dir_mtimes
-            and now - self._last_full_scan < FULL_SCAN_INTERVAL_S
+            self._watch is not None
+            and not force_full
+            and now - self._last_full_scan < WATCHED_FULL_SCAN_S
         ):
-            return 0
-        changed = self._full_sync()
+            changed_names = self._watch.changes()
+            if changed_names is not None:
+                return self._sync_names(changed_names)
+            self._watch.close()
+            self._watch = None
+            self._start_watch()
+        sig = self._dirs_signature()
+        full = (
+            force_full
+            or self._watch is not None
+            or self._file_count <= ALWAYS_SCAN_BELOW
+            or now - self._last_full_scan >= FULL_SCAN_INTERVAL_S
+        )
+        if full:
+            changed = self._sync(None)
+            self._last_full_scan = now
+        else:
+            moved = {key for key, mtime in sig.items() if self._dir_mtimes.get(key) != mtime}
+            changed = self._sync(moved)
         self._dir_mtimes = sig
-        self._last_full_scan = now
         return changed
 
-    def _full_sync(self) -> int:
-        known: dict[tuple[str, str], tuple[int, int, str | None]] = {
-            (s, r): (m, z, e)
-            for s, r, m, z, e in self.conn.execute(
-                "SELECT scope, rel, mtime_ns, size, error FROM files"
-            )
+    def _start_watch(self) -> None:
+        from engram.core.watch import FolderWatch
+
+        folders = {
+            f"{r.scope}/{sub}": os.path.join(r.path, sub)
+            for r in self.roots.all
+            for sub in MEMORY_DIRS
         }
+        self._watch = FolderWatch.start(folders)
+        self._last_full_scan = 0.0  # the next step is a full comparison, after the watch began
+
+    def _sync_names(self, names: set[tuple[str, str]]) -> int:
+        """Re-check only the files the kernel reported (and the manifest)."""
+        todo: list[tuple[Root, FileStat]] = []
+        gone: list[tuple[str, str]] = []
+        for key, name in names:
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            scope, sub = key.split("/", 1)
+            root = self.roots.by_scope(scope)
+            if root is None:
+                continue
+            rel = f"{sub}/{name}"
+            old = self.conn.execute(
+                "SELECT mtime_ns, size FROM files WHERE scope=? AND rel=?", (scope, rel)
+            ).fetchone()
+            abspath = os.path.join(root.path, sub, name)
+            try:
+                st = os.stat(abspath)
+            except OSError:
+                if old is not None:
+                    gone.append((scope, rel))
+                continue
+            if old is None or (old[0], old[1]) != (st.st_mtime_ns, st.st_size):
+                todo.append((root, FileStat(rel, abspath, st.st_mtime_ns, st.st_size)))
+        manifest_changed = self._manifest_stale()
+        if not todo and not gone and not manifest_changed:
+            return 0
+        with self.conn:
+            for scope, rel in gone:
+                self._delete(scope, rel)
+                self.parse_errors.pop((scope, rel), None)
+            for root, fs in todo:
+                self._index_file(root, fs)
+            if manifest_changed:
+                self._load_manifests()
+        return len(todo) + len(gone)
+
+    def _sync(self, only: set[tuple[str, str]] | None) -> int:
+        """Compare files with what was indexed: every folder (None) or only these folders."""
+        known: dict[tuple[str, str], tuple[int, int, str | None]] = {}
+        if only is None or only:
+            rows = self.conn.execute("SELECT scope, rel, mtime_ns, size, error FROM files")
+            for s, r, m, z, e in rows:
+                if only is None or (s, r.split("/", 1)[0]) in only:
+                    known[(s, r)] = (m, z, e)
         seen: set[tuple[str, str]] = set()
         todo: list[tuple[Root, FileStat]] = []
         for root in self.roots.all:
-            for fs in scan_files(root):
+            dirs = (
+                MEMORY_DIRS
+                if only is None
+                else tuple(sub for scope, sub in only if scope == root.scope)
+            )
+            if not dirs:
+                continue
+            for fs in scan_files(root, dirs):
                 key = (root.scope, fs.rel)
                 seen.add(key)
                 old = known.get(key)
@@ -159,7 +236,8 @@ class Index:
                     todo.append((root, fs))
                 elif old[2]:
                     self.parse_errors[key] = old[2]
-        self._file_count = len(seen)
+        if only is None:
+            self._file_count = len(seen)
         gone = [k for k in known if k not in seen]
         manifest_changed = self._manifest_stale()
         if not todo and not gone and not manifest_changed:
@@ -172,6 +250,10 @@ class Index:
                 self._index_file(root, fs)
             if manifest_changed:
                 self._load_manifests()
+        if only is not None:
+            self._file_count += len([t for t in todo if (t[0].scope, t[1].rel) not in known]) - len(
+                gone
+            )
         return len(todo) + len(gone)
 
     def _delete(self, scope: str, rel: str) -> None:
@@ -475,7 +557,10 @@ def rebuild_index(roots: Roots) -> Index:
     """Delete and rebuild the derived index from the Markdown files (usage counts are kept)."""
     path = index_path(roots)
     for key in [k for k in _OPEN if k.startswith(f"{path}|")]:
-        _OPEN.pop(key).conn.close()
+        old = _OPEN.pop(key)
+        old.conn.close()
+        if old._watch is not None:
+            old._watch.close()
     usage: list[Any] = []
     try:
         conn = _connect(path)
@@ -498,4 +583,6 @@ def forget_open_indexes() -> None:
     """Close cached connections (tests and long-lived processes after a root changes)."""
     for idx in _OPEN.values():
         idx.conn.close()
+        if idx._watch is not None:
+            idx._watch.close()
     _OPEN.clear()
