@@ -395,17 +395,24 @@ class Index:
         return out
 
     def term_scores(
-        self, term: str, weights: tuple[float, float, float, float]
-    ) -> list[tuple[int, float]]:
-        """(rowid, bm25 contribution) for one term; FTS5's bm25 is negative, so negate it."""
+        self, term: str, weights: tuple[float, float, float, float], limit: int
+    ) -> tuple[list[tuple[int, float]], int]:
+        """The `limit` best (rowid, bm25 contribution) for one term, and how many memories match.
+
+        FTS5's bm25 is negative (lower is better), so it is negated here.
+        """
         q = '"' + term.replace('"', "") + '"'
         try:
             rows = self.conn.execute(
-                "SELECT rowid, -bm25(fts, ?, ?, ?, ?) FROM fts WHERE fts MATCH ?", (*weights, q)
+                "SELECT rowid, -bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s DESC LIMIT ?",
+                (*weights, q, limit),
             ).fetchall()
+            if len(rows) < limit:
+                return rows, len(rows)
+            (df,) = self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (q,)).fetchone()
         except sqlite3.OperationalError:
-            return []
-        return rows
+            return [], 0
+        return rows, df
 
     def doc_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -469,7 +476,9 @@ def _connect(path: Path | None) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout = 10000")
     if path is not None:
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(
+            "PRAGMA synchronous = OFF"
+        )  # derived data: a crash costs a rebuild, not memory
     conn.executescript(SCHEMA)
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:

@@ -293,6 +293,7 @@ TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
 FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
 WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
 RELATIVE_CUTOFF = 0.22
+MAX_PER_TERM = 300  # best matches read per term; a memory below that for every term cannot win
 MAX_SCORED = 400  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 
@@ -425,13 +426,14 @@ def rank(
         (s, base, 0.6) for s, base in expansions
     ]
     term_rows: dict[str, list[tuple[int, float]]] = {}
+    term_df: dict[str, int] = {}
     for term, _base, _w in scored_terms:
-        term_rows[term] = index.term_scores(term, FTS_WEIGHTS)
+        term_rows[term], term_df[term] = index.term_scores(term, FTS_WEIGHTS, MAX_PER_TERM)
     for term, base, w in scored_terms:
         rows = term_rows[term]
         if not rows:
             continue
-        weak = len(rows) / total > WEAK_DF and total >= 20
+        weak = term_df[term] / total > WEAK_DF and total >= 20
         if not weak and w == 1.0:
             strong_terms += 1
         term_weight[term] = w * (0.4 if weak else 1.0)
@@ -462,9 +464,7 @@ def rank(
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}
     qstems = {stem(t) for t in terms}
-    rare_stems = {
-        stem(t) for t in terms if 0 < len(term_rows.get(t, ())) <= max(3, RARE_DF * total)
-    }
+    rare_stems = {stem(t) for t in terms if 0 < term_df.get(t, 0) <= max(3, RARE_DF * total)}
     qnorm = " " + " ".join(tokenize(query)) + " "
     today = dt.date.fromisoformat(vis.today)
     out: list[Candidate] = []
