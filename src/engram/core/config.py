@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engram.core.errors import EngramError, UsageError
 from engram.core.roots import Roots, read_json_object, read_user_config, user_config_path
@@ -14,8 +13,7 @@ from engram.core.roots import Roots, read_json_object, read_user_config, user_co
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     name: str
     default: Any
     kind: str  # "int" | "enum" | "roles" | "path"
@@ -118,11 +116,11 @@ def _set_nested(data: dict, dotted: str, value: Any) -> None:
         node[parts[-1]] = value
 
 
-@dataclass
 class Config:
     """Effective settings: workspace file, then user file, then defaults."""
 
-    layers: list[dict]
+    def __init__(self, layers: list[dict]) -> None:
+        self.layers = layers
 
     def get(self, name: str) -> Any:
         if name not in KEYS:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,39 +28,81 @@ class MemoryParseError(ValueError):
     """A memory file that cannot be read; carries the reason for verify/doctor."""
 
 
-@dataclass
+# Every field after id and type, with its default (lists and dicts are copied per memory).
+MEMORY_FIELDS: dict[str, Any] = {
+    "title": "", "scope": "workspace", "tags": [], "triggers": [], "role": [], "depends_on": [],
+    "level": "", "authority": "", "confidence": "", "source": "manual", "revision": 1,
+    "created": "", "updated": "", "valid_from": "", "valid_until": "", "last_confirmed": "",
+    "tier": "",  # "" durable, "working" for notes
+    "objective": "", "supersedes": "", "superseded_by": "", "archived_reason": "",
+    "author_name": "", "author_email": "",
+    "content": "",  # the "## Content" section (bullets), or the whole body when unsectioned
+    "variants": {},  # light/balanced/strict wordings
+    "origin": "",
+    "extra_sections": "",  # other "## " sections, kept verbatim
+    "extra": {},  # unknown front matter keys, kept
+    "schema_version": SCHEMA_VERSION,
+}  # fmt: skip
+
+
 class Memory:
+    """One memory: front matter fields plus the parsed body.
+
+    A plain class rather than a dataclass: hooks build it on every prompt, and the
+    dataclass machinery (and its `inspect` import) would be most of their start-up time.
+    """
+
     id: str
     type: str
-    title: str = ""
-    scope: str = "workspace"
-    tags: list[str] = field(default_factory=list)
-    triggers: list[str] = field(default_factory=list)
-    role: list[str] = field(default_factory=list)
-    depends_on: list[str] = field(default_factory=list)
-    level: str = ""
-    authority: str = ""
-    confidence: str = ""
-    source: str = "manual"
-    revision: int = 1
-    created: str = ""
-    updated: str = ""
-    valid_from: str = ""
-    valid_until: str = ""
-    last_confirmed: str = ""
-    tier: str = ""  # "" durable, "working" for notes
-    objective: str = ""
-    supersedes: str = ""
-    superseded_by: str = ""
-    archived_reason: str = ""
-    author_name: str = ""
-    author_email: str = ""
-    content: str = ""  # the "## Content" section (bullets), or the whole body when unsectioned
-    variants: dict[str, str] = field(default_factory=dict)  # light/balanced/strict wordings
-    origin: str = ""
-    extra_sections: str = ""  # other "## " sections, kept verbatim
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown front matter keys, kept
-    schema_version: int = SCHEMA_VERSION
+    title: str
+    scope: str
+    tags: list[str]
+    triggers: list[str]
+    role: list[str]
+    depends_on: list[str]
+    level: str
+    authority: str
+    confidence: str
+    source: str
+    revision: int
+    created: str
+    updated: str
+    valid_from: str
+    valid_until: str
+    last_confirmed: str
+    tier: str
+    objective: str
+    supersedes: str
+    superseded_by: str
+    archived_reason: str
+    author_name: str
+    author_email: str
+    content: str
+    variants: dict[str, str]
+    origin: str
+    extra_sections: str
+    extra: dict[str, Any]
+    schema_version: int
+
+    def __init__(self, id: str, type: str, **fields: Any) -> None:
+        unknown = fields.keys() - MEMORY_FIELDS.keys()
+        if unknown:
+            raise TypeError(f"unknown memory field(s): {', '.join(sorted(unknown))}")
+        self.id = id
+        self.type = type
+        for name, default in MEMORY_FIELDS.items():
+            if name in fields:
+                setattr(self, name, fields[name])
+            else:
+                setattr(self, name, default.copy() if isinstance(default, list | dict) else default)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Memory) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment] - mutable
+
+    def __repr__(self) -> str:
+        return f"Memory(id={self.id!r}, type={self.type!r}, scope={self.scope!r}, title={self.title!r})"
 
     @property
     def is_working(self) -> bool:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sqlite3
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engram.core.config import Config, load_config
 from engram.core.errors import NotFoundError, UsageError
@@ -36,8 +35,9 @@ from engram.core.store import load_ignore_rules
 DISCLOSURES = ("auto", "cards", "bodies")
 
 
-@dataclass
-class ReadContext:
+class ReadContext(NamedTuple):
+    """What one read needs: roots, settings, the fresh index, visibility, the result so far."""
+
     roots: Roots
     config: Config
     index: Index

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from engram.core.errors import EngramError, UsageError
 
@@ -28,8 +28,7 @@ GITIGNORE_TEXT = f"""{GITIGNORE_MARKER}: private and derived files stay out of G
 """
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     """One memory root directory; `scope` is "workspace" or "global"."""
 
     path: Path
@@ -63,8 +62,7 @@ class Root:
         return self.path / PENDING_FILE
 
 
-@dataclass(frozen=True)
-class Roots:
+class Roots(NamedTuple):
     """The roots visible from one place: workspace wins over global on the same id."""
 
     project_dir: Path | None

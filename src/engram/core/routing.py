@@ -6,7 +6,6 @@ import datetime as dt
 import math
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from engram.core.index import Index, split_list
@@ -340,27 +339,38 @@ def classify_task(query: str) -> str:
     return best
 
 
-@dataclass
 class Candidate:
-    row: sqlite3.Row
-    score: float = 0.0
-    parts: dict[str, float] = field(default_factory=dict)
-    matched: list[str] = field(default_factory=list)
-    reason: str = ""  # why it was dropped or added ("prerequisite of x", "below cutoff", ...)
-    named: bool = False  # its title or tags name a rare query term: never cut for low score
+    """A memory row being considered for a pack, with its score and the evidence for it."""
+
+    __slots__ = ("matched", "named", "parts", "reason", "row", "score")
+
+    def __init__(
+        self,
+        row: sqlite3.Row,
+        score: float = 0.0,
+        parts: dict[str, float] | None = None,
+        matched: list[str] | None = None,
+        reason: str = "",
+    ) -> None:
+        self.row = row
+        self.score = score
+        self.parts = parts or {}
+        self.matched = matched or []
+        self.reason = reason  # why it was dropped or added ("prerequisite of x", ...)
+        self.named = False  # its title or tags name a rare query term: never cut for low score
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.row["scope"], self.row["id"])
 
 
-@dataclass
 class Visibility:
     """Which indexed rows a caller may see: roles, expiry, workspace-over-global, ignores."""
 
-    roles: list[str]
-    today: str
-    ignore: dict[str, IgnoreRules]
+    def __init__(self, roles: list[str], today: str, ignore: dict[str, IgnoreRules]) -> None:
+        self.roles = roles
+        self.today = today
+        self.ignore = ignore
 
     def visible(self, row: sqlite3.Row) -> tuple[bool, str]:
         rules = self.ignore.get(row["scope"])

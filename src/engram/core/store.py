@@ -6,8 +6,8 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from engram.core.errors import EngramError
 from engram.core.memory import Memory, MemoryParseError, parse_memory
@@ -71,8 +71,7 @@ def file_hash(data: bytes) -> str:
 # ---------------------------------------------------------------- ignore rules
 
 
-@dataclass(frozen=True)
-class IgnoreRules:
+class IgnoreRules(NamedTuple):
     patterns: tuple[str, ...]
 
     def ignores(self, rel: str) -> bool:
@@ -108,8 +107,7 @@ def load_ignore_rules(root: Root, project_dir: Path | None = None) -> IgnoreRule
 # ---------------------------------------------------------------- scanning
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     rel: str  # path relative to the root, with "/"
     abspath: str  # a plain string: building 10,000 Path objects costs more than the stats
     mtime_ns: int
