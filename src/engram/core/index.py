@@ -99,6 +99,10 @@ def fts_body(mem: Memory) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', "") + '"'
+
+
 class Index:
     """One SQLite connection plus the freshness bookkeeping for a set of roots."""
 
@@ -394,25 +398,38 @@ class Index:
             out.update(r[0] for r in self.conn.execute(sql, chunk))
         return out
 
+    def term_df(self, term: str) -> int:
+        """How many memories contain the term (a cheap count: no scoring)."""
+        try:
+            return self.conn.execute(
+                "SELECT count(*) FROM fts WHERE fts MATCH ?", (_phrase(term),)
+            ).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
     def term_scores(
         self, term: str, weights: tuple[float, float, float, float], limit: int
-    ) -> tuple[list[tuple[int, float]], int]:
-        """The `limit` best (rowid, bm25 contribution) for one term, and how many memories match.
-
-        FTS5's bm25 is negative (lower is better), so it is negated here.
-        """
-        q = '"' + term.replace('"', "") + '"'
+    ) -> list[tuple[int, float]]:
+        """The `limit` best (rowid, bm25 contribution) for one term (FTS5's bm25 is negated)."""
         try:
-            rows = self.conn.execute(
+            return self.conn.execute(
                 "SELECT rowid, -bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s DESC LIMIT ?",
-                (*weights, q, limit),
+                (*weights, _phrase(term), limit),
             ).fetchall()
-            if len(rows) < limit:
-                return rows, len(rows)
-            (df,) = self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (q,)).fetchone()
         except sqlite3.OperationalError:
-            return [], 0
-        return rows, df
+            return []
+
+    def term_rowids(self, term: str) -> list[int]:
+        """Every memory containing a common term, unscored (scoring thousands costs more than it tells)."""
+        try:
+            return [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT rowid FROM fts WHERE fts MATCH ?", (_phrase(term),)
+                )
+            ]
+        except sqlite3.OperationalError:
+            return []
 
     def doc_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]

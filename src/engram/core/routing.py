@@ -292,6 +292,9 @@ TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
 FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
 WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
 RELATIVE_CUTOFF = 0.22
+COMMON_DF = 0.08  # above this share of memories a term is scored by presence, not bm25
+COMMON_MIN_DOCS = 500
+MIN_ADMITTED = 40  # below this many candidates from specific words, common words admit too
 MAX_PER_TERM = 300  # best matches read per term; a memory below that for every term cannot win
 MAX_SCORED = 400  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
@@ -425,7 +428,6 @@ def rank(
     per_doc: dict[int, dict[str, float]] = {}
     admitted: set[int] = set()
     field_hits: set[int] = set()
-    term_weight: dict[str, float] = {}
     expansions: list[tuple[str, str]] = []
     for t in terms:
         for syn in SYNONYMS.get(t, ()):
@@ -435,23 +437,35 @@ def rank(
     scored_terms: list[tuple[str, str, float]] = [(t, t, 1.0) for t in terms] + [
         (s, base, 0.6) for s, base in expansions
     ]
-    term_rows: dict[str, list[tuple[int, float]]] = {}
-    term_df: dict[str, int] = {}
-    for term, _base, _w in scored_terms:
-        term_rows[term], term_df[term] = index.term_scores(term, FTS_WEIGHTS, MAX_PER_TERM)
+    term_df: dict[str, int] = {t: index.term_df(t) for t, _b, _w in scored_terms}
+    common: list[tuple[str, str, float]] = []  # scored by presence once the rarer terms ran
     for term, base, w in scored_terms:
-        rows = term_rows[term]
-        if not rows:
+        df = term_df[term]
+        if not df:
             continue
-        weak = term_df[term] / total > WEAK_DF and total >= 20
+        weak = df / total > WEAK_DF and total >= 20
         if not weak and w == 1.0:
             strong_terms += 1
-        term_weight[term] = w * (0.4 if weak else 1.0)
-        for rowid, score in rows:
+        weight = w * (0.4 if weak else 1.0)
+        if df / total > COMMON_DF and total >= COMMON_MIN_DOCS:
+            common.append((term, base, weight))
+            continue
+        for rowid, score in index.term_scores(term, FTS_WEIGHTS, MAX_PER_TERM):
             bucket = per_doc.setdefault(rowid, {})
-            bucket[base] = max(bucket.get(base, 0.0), score * term_weight[term])
+            bucket[base] = max(bucket.get(base, 0.0), score * weight)
             if not weak:
                 admitted.add(rowid)
+    for term, base, weight in common:
+        # A common word: presence counts with its idf (bm25 over thousands of rows costs more
+        # than it tells), and it admits memories only when the rarer words found few.
+        df = term_df[term]
+        idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0) * weight
+        rowids = set(index.term_rowids(term))
+        if len(admitted) < MIN_ADMITTED and weight >= 1.0:
+            admitted |= rowids
+        for rowid in rowids & (admitted | per_doc.keys()):
+            bucket = per_doc.setdefault(rowid, {})
+            bucket[base] = max(bucket.get(base, 0.0), idf)
     if not admitted and (weak_admits or strong_terms == 0):
         # Only common words: admit memories that name them in title, tags or triggers.
         for term in terms:
