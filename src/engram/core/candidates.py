@@ -286,6 +286,7 @@ def words(text: str) -> list[str]:
 
 def slugify(text: str, max_len: int = MAX_ID_CHARS) -> str:
     """An id from the first meaningful words of a text (≤ max_len, a valid slug)."""
+    text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not what the memory is about
     ws = [w.replace("'", "") for w in words(text)]
     meaningful = [w for w in ws if w not in SLUG_STOPWORDS] or ws or ["memory"]
     slug = ""
