@@ -127,3 +127,31 @@ def test_set_role_and_role_override(demo: Path, write_memory) -> None:
 def test_rebuild_index_command(demo: Path) -> None:
     res = engram("rebuild-index", cwd=demo)
     assert res.returncode == 0 and "8 memories indexed" in res.stdout
+
+
+def test_a_workspace_root_that_is_a_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / ".agents").mkdir()
+    (tmp_path / ".agents" / ".engram").write_text("oops")
+    res = engram("load", "anything", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "is a file" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_unwritable_root_is_one_line_and_changes_nothing(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import engram.core.store as store
+    from engram.cli.main import main
+
+    def refuse(path, data):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "atomic_write", refuse)
+    monkeypatch.chdir(demo)
+    before = (ws_root(demo) / "config.json").read_bytes()
+    assert main(["config", "set", "load.limit", "5"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("engram: error: Permission denied: ") and len(err.strip().splitlines()) == 1
+    )
+    assert (ws_root(demo) / "config.json").read_bytes() == before

@@ -89,14 +89,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        return 0
     except EngramError as exc:
         print(f"engram: error: {exc.message}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # permissions, full disk, a folder where a file should be
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"engram: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("engram: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

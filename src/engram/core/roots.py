@@ -140,8 +140,13 @@ def find_project_dir(start: Path) -> Path | None:
     """Walk up from `start` (like git) to the folder holding `.agents/.engram`."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / WORKSPACE_SUBDIR).is_dir():
+        candidate = folder / WORKSPACE_SUBDIR
+        if candidate.is_dir():
             return folder
+        if candidate.exists():
+            raise UsageError(
+                f"memory root {candidate} is a file; it must be a folder (move it away, then run `engram init`)"
+            )
     return None
 
 
