@@ -58,3 +58,17 @@ def test_bare_command_when_engram_mcp_is_on_path(env, tmp_path, monkeypatch):
     assert entry == {"command": "engram-mcp", "args": []}
     settings = (env["project"] / ".claude" / "settings.json").read_text()
     assert '"engram hook claude session-start"' in settings
+
+
+def test_R_INS_3_global_engram_hooks_count_for_a_workspace_link(env):
+    """User-level Engram hooks already inject context in every project, so a workspace
+    link without hooks must not add --always-load to .mcp.json either."""
+    assert ops.run("link", ["claude"], ops.resolve_scope(None, global_=True)).ok
+    bare = ops.resolve_scope(env["project"], global_=False, hooks=False)
+    assert ops.run("link", ["claude"], bare).ok
+    entry = json.loads((env["project"] / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert "--always-load" not in entry["args"]
+    assert ops.run("unlink", ["claude"], ops.resolve_scope(None, global_=True)).ok
+    assert ops.run("link", ["claude"], bare).ok  # the hooks are gone: always-load comes back
+    entry = json.loads((env["project"] / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"][-1] == "--always-load"

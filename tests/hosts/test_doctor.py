@@ -37,3 +37,11 @@ def test_missing_instructions_and_unlinked_hosts_are_quiet(env):
     ops.run("link", ["claude"], ops.resolve_scope(env["project"], global_=False))
     (env["project"] / "CLAUDE.md").write_text("mine\n")
     assert "host.instructions_missing" in codes(env)
+
+
+def test_always_load_with_user_level_hooks_is_a_warning(env):
+    """R-INS-3: .mcp.json keeps --always-load only while no Engram Claude hook runs."""
+    ops.run("link", ["claude"], ops.resolve_scope(env["project"], global_=False, hooks=False))
+    assert "host.always_load_with_hooks" not in codes(env)
+    ops.run("link", ["claude"], ops.resolve_scope(None, global_=True))
+    assert "host.always_load_with_hooks" in codes(env)

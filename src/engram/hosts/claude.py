@@ -21,9 +21,10 @@ Engram Claude hook is installed or being installed (the hooks already inject con
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
-from engram.hosts.base import INSTRUCTIONS, Scope
+from engram.hosts.base import GLOBAL, INSTRUCTIONS, Scope
 from engram.hosts.targets import JsonHooks, JsonServer, Printed, Target, TextBlock
 
 NAME = "claude"
@@ -49,8 +50,15 @@ def _hooks_present(scope: Scope) -> bool:
         return False
 
 
+def hooks_in_effect(scope: Scope) -> bool:
+    """Engram hooks that run for this scope: its own, plus the user's for a workspace."""
+    if _hooks_present(scope):
+        return True
+    return not scope.is_global and _hooks_present(replace(scope, kind=GLOBAL))
+
+
 def targets(scope: Scope) -> list[Target]:
-    hooked = scope.hooks or _hooks_present(scope)
+    hooked = scope.hooks or hooks_in_effect(scope)
     extra = [] if hooked else ["--always-load"]
     out: list[Target] = []
     if scope.is_global:

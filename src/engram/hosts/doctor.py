@@ -121,7 +121,9 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
                     target.path,
                 )
     if name == "claude" and registered is not None:
-        hooked = any(t.role == HOOKS and isinstance(i, Inspection) and i.present for t, i in seen)
+        from engram.hosts.claude import hooks_in_effect
+
+        hooked = hooks_in_effect(scope)
         if hooked and "--always-load" in (registered.command or []):
             add(
                 "warning",
