@@ -155,3 +155,10 @@ def test_unwritable_root_is_one_line_and_changes_nothing(
         err.startswith("engram: error: Permission denied: ") and len(err.strip().splitlines()) == 1
     )
     assert (ws_root(demo) / "config.json").read_bytes() == before
+
+
+def test_json_errors_print_an_envelope_with_ok_false(demo: Path) -> None:
+    res = engram("load", "--id", "no-such-memory", "--json", cwd=demo)
+    assert res.returncode == 1
+    env = json.loads(res.stdout)
+    assert env["ok"] is False and env["diagnostics"][0]["code"] == "not_found"

@@ -92,6 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except EngramError as exc:
+        if getattr(args, "json", False):  # scripts get the envelope too, with ok=false
+            import json
+
+            from engram.core.results import error_result
+
+            print(json.dumps(error_result(exc.code, exc.message).envelope(), indent=2))
         print(f"engram: error: {exc.message}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # permissions, full disk, a folder where a file should be
