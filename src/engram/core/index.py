@@ -201,6 +201,10 @@ class Index:
                 continue
             if old is None or (old[0], old[1]) != (st.st_mtime_ns, st.st_size):
                 todo.append((root, FileStat(rel, abspath, st.st_mtime_ns, st.st_size)))
+        return self._apply(todo, gone)
+
+    def _apply(self, todo: list[tuple[Root, FileStat]], gone: list[tuple[str, str]]) -> int:
+        """Re-read changed files, drop vanished ones, reload a changed manifest; one transaction."""
         manifest_changed = self._manifest_stale()
         if not todo and not gone and not manifest_changed:
             return 0
@@ -243,22 +247,10 @@ class Index:
         if only is None:
             self._file_count = len(seen)
         gone = [k for k in known if k not in seen]
-        manifest_changed = self._manifest_stale()
-        if not todo and not gone and not manifest_changed:
-            return 0
-        with self.conn:
-            for scope, rel in gone:
-                self._delete(scope, rel)
-                self.parse_errors.pop((scope, rel), None)
-            for root, fs in todo:
-                self._index_file(root, fs)
-            if manifest_changed:
-                self._load_manifests()
         if only is not None:
-            self._file_count += len([t for t in todo if (t[0].scope, t[1].rel) not in known]) - len(
-                gone
-            )
-        return len(todo) + len(gone)
+            added = sum(1 for root, fs in todo if (root.scope, fs.rel) not in known)
+            self._file_count += added - len(gone)
+        return self._apply(todo, gone)
 
     def _delete(self, scope: str, rel: str) -> None:
         row = self.conn.execute(

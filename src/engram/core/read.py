@@ -310,33 +310,24 @@ def _flag_modified(ctx: ReadContext, cands: list[Candidate]) -> None:
             )
 
 
+def _evidence(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.row["id"],
+        "scope": c.row["scope"],
+        "score": c.score,
+        "parts": c.parts,
+        "matched_terms": c.matched,
+        "reason": c.reason,
+    }
+
+
 def _explain_data(
     query: str | None, selected: list[Candidate], tiers: list[str], dropped: list[Candidate]
 ) -> dict[str, Any]:
     return {
         "terms": query_terms(query or ""),
-        "selected": [
-            {
-                "id": c.row["id"],
-                "scope": c.row["scope"],
-                "score": c.score,
-                "parts": c.parts,
-                "matched_terms": c.matched,
-                "tier": t,
-                "reason": c.reason,
-            }
-            for c, t in zip(selected, tiers, strict=True)
-        ],
-        "dropped": [
-            {
-                "id": c.row["id"],
-                "scope": c.row["scope"],
-                "score": c.score,
-                "matched_terms": c.matched,
-                "reason": c.reason,
-            }
-            for c in dropped
-        ],
+        "selected": [{**_evidence(c), "tier": t} for c, t in zip(selected, tiers, strict=True)],
+        "dropped": [_evidence(c) for c in dropped],
     }
 
 
