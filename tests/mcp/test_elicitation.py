@@ -491,7 +491,9 @@ def test_R_ELI_6_decline_cancel_and_missing_answers(mcp, example_project):
         assert resp["error"]["code"] == -32602, bad
     assert files(example_project) == before
     assert (
-        s.call("engram_commit", {"approval_token": token}, _meta=envelope())["result"]["isError"]
+        s.call("engram_commit", {"approval_token": token, "approve": "all"}, _meta=envelope())[
+            "result"
+        ]["isError"]
         is False
     )
 

@@ -126,9 +126,9 @@ def test_R_NOTE_5_session_start_shows_a_note_body_only_for_its_objective(
     text = "Uploads over 2 GB time out on the staging proxy."
     prop = srv.call("engram_note", {"text": text, "objective": "fix the upload timeout"})
     token = prop["result"]["structuredContent"]["data"]["approval_token"]
-    note = srv.call("engram_commit", {"approval_token": token})["result"]["structuredContent"][
-        "data"
-    ]
+    note = srv.call("engram_commit", {"approval_token": token, "approve": "all"})["result"][
+        "structuredContent"
+    ]["data"]
     event = json.dumps(
         {
             "session_id": "s1",

@@ -182,6 +182,22 @@ def test_R_APP_2_commit_all_or_numbers(srv, example_project):
     assert [w["id"] for w in data_of(done2)["written"]] == [prop2["candidates"][0]["id"]]
     bad = srv.call("engram_commit", {"approval_token": prop2["approval_token"], "approve": [0]})
     assert bad["result"]["isError"] is True
+    assert "integers from 1" in text_of(bad), text_of(bad)
+
+
+def test_R_APP_2_commit_needs_an_explicit_approve(srv, example_project):
+    """The human approved some or all candidates; leaving `approve` out must not write all."""
+    before = memory_files(example_project)
+    lines = "TYPE: knowledge | TEXT: The staging database is reset every Monday.\n" + (
+        "TYPE: rule | TEXT: Pin third-party CI actions to a commit hash."
+    )
+    token = data_of(srv.call("engram_save_session", {"text": lines}))["approval_token"]
+    missing = srv.call("engram_commit", {"approval_token": token})
+    assert missing["result"]["isError"] is True
+    assert "'approve' is required" in text_of(missing), text_of(missing)
+    assert memory_files(example_project) == before
+    done = srv.call("engram_commit", {"approval_token": token, "approve": [2]})
+    assert [w["verdict"] for w in data_of(done)["written"]] == ["ADD"]
 
 
 def test_R_APP_3_commit_writes_like_force_and_defers_duplicates(
@@ -229,9 +245,10 @@ def test_R_APP_4_tokens_are_single_use_and_bound_to_the_workspace(mcp, srv, tmp_
     api.init(other)
     elsewhere = mcp(cwd=other)
     elsewhere.initialize()
-    assert elsewhere.call("engram_commit", {"approval_token": token})["result"]["isError"] is True
-    assert srv.call("engram_commit", {"approval_token": token})["result"]["isError"] is False
-    again = srv.call("engram_commit", {"approval_token": token})
+    commit = {"approval_token": token, "approve": "all"}
+    assert elsewhere.call("engram_commit", commit)["result"]["isError"] is True
+    assert srv.call("engram_commit", commit)["result"]["isError"] is False
+    again = srv.call("engram_commit", commit)
     assert again["result"]["isError"] is True
     import datetime as dt
 
@@ -250,7 +267,7 @@ def test_R_APP_5_only_a_hash_is_stored_and_tampering_fails(srv, example_project)
     assert token not in raw
     assert "pending-approvals.json" in (example_project / ROOT / ".gitignore").read_text()
     pending.write_text(raw.replace("mkdocs", "sphinx"), encoding="utf-8")
-    resp = srv.call("engram_commit", {"approval_token": token})
+    resp = srv.call("engram_commit", {"approval_token": token, "approve": "all"})
     assert resp["result"]["isError"] is True
     assert all("sphinx" not in body.decode() for body in memory_files(example_project).values())
 
@@ -335,7 +352,7 @@ def test_R_NOTE_1_note_goes_to_the_working_tier(srv, example_project):
     )
     assert prop["result"]["isError"] is False, text_of(prop)
     token = data_of(prop)["approval_token"]
-    done = srv.call("engram_commit", {"approval_token": token})
+    done = srv.call("engram_commit", {"approval_token": token, "approve": "all"})
     data = data_of(done)
     assert {"id", "file", "valid_until"} <= set(data)
     path = Path(data["file"])
@@ -367,7 +384,7 @@ def test_R_NOTE_4_a_note_never_updates_a_durable_memory(srv, example_project):
         {"text": "Release process: tag from main only this week.", "objective": "release-process"},
     )
     token = data_of(prop)["approval_token"]
-    data = data_of(srv.call("engram_commit", {"approval_token": token}))
+    data = data_of(srv.call("engram_commit", {"approval_token": token, "approve": "all"}))
     after = memory_files(example_project)
     assert {k: v for k, v in after.items() if not k.startswith("working/")} == before
     assert Path(data["file"]).parent.name == "working"

@@ -157,7 +157,9 @@ def _describe_type(spec: dict[str, Any]) -> str:
         return repr(spec["const"])
     t = spec.get("type", "a value")
     if t == "array":
-        return f"an array of {spec.get('items', {}).get('type', 'value')}s"
+        items = spec.get("items", {})
+        low = f" from {items['minimum']}" if "minimum" in items else ""
+        return f"an array of {items.get('type', 'value')}s{low}"
     return {"string": "a string", "integer": "an integer", "boolean": "true or false"}.get(t, t)
 
 
@@ -264,33 +266,10 @@ def run_set_rule_variant(call: Call, roots: Roots) -> Result:
 # ---------------------------------------------------------------- write path
 
 
-def _approve_value(value: Any) -> str | list[int]:
-    from engram.core.errors import UsageError
-
-    if value is None or value == "all":
-        return "all"
-    if isinstance(value, str):  # "1,3" is accepted as a courtesy
-        try:
-            numbers = [int(p) for p in value.replace(" ", "").split(",") if p]
-        except ValueError:
-            numbers = []
-        if not numbers or min(numbers) < 1:
-            raise UsageError(
-                'engram_commit: approve must be "all" or candidate numbers from 1, e.g. [1, 3]'
-            )
-        return numbers
-    return list(value)
-
-
 def run_commit(call: Call, roots: Roots) -> Result:
-    a = call.args
-    return call.host.core(
-        _api().commit,
-        roots,
-        a["approval_token"],
-        _approve_value(a.get("approve")),
-        scope=a.get("scope"),
-    )
+    a = call.args  # checked: approve is "all" or a list of numbers from 1 (R-APP-2)
+    approve = a["approve"] if a["approve"] == "all" else list(a["approve"])
+    return call.host.core(_api().commit, roots, a["approval_token"], approve, scope=a.get("scope"))
 
 
 def run_save(call: Call, roots: Roots) -> Any:
@@ -652,7 +631,7 @@ TOOLS: tuple[Tool, ...] = (
             },
         },
         run_commit,
-        required=("approval_token",),
+        required=("approval_token", "approve"),
         annotations={
             "title": "Write approved memories",
             "readOnlyHint": False,
