@@ -152,6 +152,38 @@ def test_relink_repins_but_keeps_keys_a_person_added(env):
     assert entry["env"] == {"LOG": "1"} and entry["command"] == "uvx"
 
 
+@pytest.mark.parametrize(
+    ("host", "file", "keys", "options"),
+    [
+        ("claude", ".mcp.json", ("mcpServers", "engram"), "args"),
+        ("cursor", ".cursor/mcp.json", ("mcpServers", "engram"), "args"),
+        ("opencode", "opencode.json", ("mcp", "engram"), "command"),
+    ],
+)
+def test_R_INS_5_relink_and_upgrade_keep_the_server_options_a_person_added(
+    env, host, file, keys, options
+):
+    """Re-pinning changes Engram's command, never a person's `--no-elicitation`."""
+    scope = scope_for(env, WORKSPACE)
+    assert ops.run("link", [host], scope).ok
+    path = env["project"] / file
+    data = json.loads(path.read_text())
+    entry = data[keys[0]][keys[1]]
+    entry[options] = [*entry[options], "--no-elicitation"]
+    if options == "args":
+        entry["args"] = ["--from", "engram-workspace-memory==0.0.9", *entry["args"][2:]]
+    path.write_text(json.dumps(data, indent=2))
+    for action in ("link", "upgrade"):
+        result = ops.run(action, [host], scope)
+        assert result.ok, result.text
+        entry = json.loads(path.read_text())[keys[0]][keys[1]]
+        command = [*entry["command"], *entry["args"]] if host == "opencode" else entry["args"]
+        assert "engram-workspace-memory==0.1.0" in command, command
+        assert command.count("--no-elicitation") == 1, command
+    assert ops.run("unlink", [host], scope).ok
+    assert not path.exists()  # Engram created the file; the person's option went with it
+
+
 def test_workspace_link_needs_a_workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     from engram.core.errors import EngramError

@@ -117,9 +117,25 @@ def pinned_version(command: list[str] | tuple[str, ...]) -> str | None:
     return None
 
 
+SERVER_NAMES = ("engram-mcp", "engram-mcp.exe")
+# Options Engram itself decides on when it writes a registration (R-INS-3).
+MANAGED_OPTIONS = frozenset({"--always-load"})
+
+
 def runs_engram_mcp(command: list[str] | tuple[str, ...]) -> bool:
     """Whether a registered command starts Engram's MCP server (any pinned form)."""
-    return any(Path(str(p)).name in ("engram-mcp", "engram-mcp.exe") for p in command)
+    return any(Path(str(p)).name in SERVER_NAMES for p in command)
+
+
+def person_options(command: list[str] | tuple[str, ...]) -> list[str]:
+    """Server options after `engram-mcp` that a person added (`--no-elicitation`, …).
+
+    Re-pinning replaces the command in front of them and keeps them (R-REG-4, R-INS-5).
+    """
+    for i, part in enumerate(command):
+        if Path(str(part)).name in SERVER_NAMES:
+            return [str(o) for o in command[i + 1 :] if o not in MANAGED_OPTIONS]
+    return []
 
 
 HOOK_RE = re.compile(

@@ -44,6 +44,7 @@ def targets(scope: Scope) -> list[Target]:
                 if isinstance(e.get("command"), list)
                 else [e.get("command", "")]
             ),
+            options_key="command",  # OpenCode runs the `command` array as is
         ),
         TextBlock(folder / "AGENTS.md", NAME, INSTRUCTIONS),
     ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.hosts.base import Conflict, is_engram_hook, runs_engram_mcp
+from engram.hosts.base import Conflict, is_engram_hook, person_options, runs_engram_mcp
 from engram.hosts.files import (
     MARKDOWN,
     TOML,
@@ -126,11 +126,18 @@ class JsonServer(Target):
     keys: tuple[str, ...]
     entry: dict[str, Any]
     command_of: Callable[[dict], list[str]] = lambda e: [e.get("command", ""), *e.get("args", [])]
+    options_key: str = "args"  # the list that ends with engram-mcp's own options
     role: str = REGISTRATION
     label: str = "MCP registration"
 
     def _doc(self, text: str | None) -> JsonDoc:
         return JsonDoc(text or "")
+
+    def _wanted(self, existing: dict) -> dict[str, Any]:
+        """This release's entry, still carrying the options a person added to the old one."""
+        ours = self.entry[self.options_key]
+        kept = [o for o in person_options(self.command_of(existing)) if o not in ours]
+        return {**self.entry, self.options_key: [*ours, *kept]} if kept else self.entry
 
     def link(self, text: str | None, rec: dict, force: bool) -> str | None:
         if text is None:
@@ -154,7 +161,7 @@ class JsonServer(Target):
                 )
             doc.replace(self.keys, self.entry)
             return doc.dumps()
-        for k, v in self.entry.items():  # re-pin Engram's keys, keep any key a person added
+        for k, v in self._wanted(existing).items():  # re-pin; keep what a person added
             doc.set((*self.keys, k), v)
         return doc.dumps()
 
@@ -181,7 +188,7 @@ class JsonServer(Target):
         command = [str(c) for c in self.command_of(existing)]
         if not runs_engram_mcp(command):
             return Inspection(foreign=True, command=command)
-        stale = any(existing.get(k) != v for k, v in self.entry.items())
+        stale = any(existing.get(k) != v for k, v in self._wanted(existing).items())
         return Inspection(True, command=command, stale=stale, detail=dict(existing))
 
 
