@@ -92,3 +92,18 @@ def test_the_router_passes_the_routing_suite() -> None:
         if r["name"].startswith("generic-"):
             assert len(r["loaded"]) <= 3, r
     assert d["tokens"]["max"] <= KEYS["load.budget_tokens"].default  # packs fit the budget
+
+
+CASES_2 = FIXTURES / "routing_cases_2.json"
+
+
+def test_the_router_passes_the_second_routing_suite() -> None:
+    """An independently written suite (a mobile app and data platform) checks the router generalises."""
+    res = run_routing_benchmark(CASES_2)
+    d = res.data
+    assert d["recall"] >= MIN_RECALL and not d["forbidden_loaded"], "\n" + res.text
+    assert res.ok
+    for r in d["results"]:
+        if r["name"].startswith("generic-"):
+            assert len(r["loaded"]) <= 3, r
+    assert d["tokens"]["max"] <= KEYS["load.budget_tokens"].default
