@@ -57,3 +57,24 @@ def test_shared_agents_md_block_stays_until_the_last_host_unlinks(env):
     assert 'hosts="opencode"' in agents.read_text()
     ops.run("unlink", ["opencode"], scope)
     assert not agents.exists()
+
+
+def test_R_INS_5_upgrade_keeps_no_elicitation_in_the_block(env):
+    """A person who needs --no-elicitation adds it to the block; re-pinning keeps it."""
+    config = env["home"] / ".codex" / "config.toml"
+    scope = ops.resolve_scope(None, global_=True)
+    assert ops.run("link", ["codex"], scope).ok
+    text = config.read_text()
+    config.write_text(
+        text.replace('"engram-mcp"]', '"engram-mcp", "--no-elicitation"]').replace(
+            "==0.1.0", "==0.0.9"
+        )
+    )
+    for action in ("link", "upgrade"):
+        assert ops.run(action, ["codex"], scope).ok
+        args = tomlkit.parse(config.read_text())["mcp_servers"]["engram"]["args"]
+        assert args[-2:] == ["engram-mcp", "--no-elicitation"], args
+        assert "engram-workspace-memory==0.1.0" in args
+    from engram.hosts.doctor import host_findings
+
+    assert "host.outdated" not in {d.code for d in host_findings(None)[0]}

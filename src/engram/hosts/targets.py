@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -364,6 +364,26 @@ class TomlServerBlock(TextBlock):
     label: str = "MCP registration"
     validate: Callable[[str], None] | None = _toml_check
 
+    def _kept_body(self, text: str | None) -> str:
+        """This release's block, keeping server options a person added inside the old one."""
+        import tomlkit
+        from tomlkit.exceptions import TOMLKitError
+
+        found = find_block(text, self.style) if text else None
+        if found is None:
+            return self.body
+        try:
+            old = tomlkit.parse(found.body).get("mcp_servers", {}).get("engram", {})
+            ours = [str(a) for a in tomlkit.parse(self.body)["mcp_servers"]["engram"]["args"]]
+            command = [str(old.get("command", "")), *[str(a) for a in old.get("args", [])]]
+        except (TOMLKitError, AttributeError, TypeError):
+            return self.body
+        kept = [o for o in person_options(command) if o not in ours]
+        if not kept:
+            return self.body
+        line = f"args = {json.dumps(ours)}\n"
+        return self.body.replace(line, f"args = {json.dumps([*ours, *kept])}\n", 1)
+
     def _user_table(self, text: str) -> bool:
         import tomlkit
 
@@ -385,7 +405,7 @@ class TomlServerBlock(TextBlock):
                 doc = tomlkit.parse(text)
                 del doc["mcp_servers"]["engram"]
                 text = tomlkit.dumps(doc)
-        return super().link(text, rec, force)
+        return TextBlock.link(replace(self, body=self._kept_body(text)), text, rec, force)
 
     def inspect(self, text: str | None) -> Inspection:
         base = super().inspect(text)
@@ -398,6 +418,9 @@ class TomlServerBlock(TextBlock):
 
         found = find_block(text, self.style)
         assert found is not None
+        base.stale = found.body.replace("\r\n", "\n").rstrip("\n") != (
+            self._kept_body(text).rstrip("\n")
+        )
         server = tomlkit.parse(found.body).get("mcp_servers", {}).get("engram", {})
         base.command = [str(server.get("command", "")), *[str(a) for a in server.get("args", [])]]
         approval = server.get("tools", {}).get("engram_commit", {}).get("approval_mode")
