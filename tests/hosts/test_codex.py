@@ -78,3 +78,17 @@ def test_R_INS_5_upgrade_keeps_no_elicitation_in_the_block(env):
     from engram.hosts.doctor import host_findings
 
     assert "host.outdated" not in {d.code for d in host_findings(None)[0]}
+
+
+def test_inline_mcp_servers_table_is_explained_and_left_alone(env):
+    """`mcp_servers = {…}` cannot take a [mcp_servers.engram] table: say so, touch nothing."""
+    config = env["home"] / ".codex" / "config.toml"
+    config.parent.mkdir()
+    mine = 'model = "o3"\nmcp_servers = { docs = { command = "docs-server" } }\n'
+    config.write_text(mine, encoding="utf-8")
+    for force in (False, True):
+        result = ops.run("link", ["codex"], ops.resolve_scope(None, global_=True), force=force)
+        assert not result.ok
+        assert "inline table" in result.text and "[mcp_servers.docs]" in result.text, result.text
+        assert "not valid" not in result.text
+        assert config.read_text(encoding="utf-8") == mine

@@ -391,9 +391,24 @@ class TomlServerBlock(TextBlock):
         servers = tomlkit.parse(outside).get("mcp_servers")
         return isinstance(servers, dict) and "engram" in servers
 
+    def _refuse_inline(self, text: str) -> None:
+        """An inline `mcp_servers = {…}` cannot be extended by a [mcp_servers.engram] table."""
+        import tomlkit
+        from tomlkit.items import InlineTable
+
+        servers = tomlkit.parse(remove_block(text, self.style)).get("mcp_servers")
+        if isinstance(servers, InlineTable):
+            example = f"[mcp_servers.{next(iter(servers), 'name')}]"
+            raise Conflict(
+                f"{self.path} defines mcp_servers as an inline table, which TOML does not let "
+                f"Engram extend; write each server as its own table (e.g. {example}), "
+                "then link again"
+            )
+
     def link(self, text: str | None, rec: dict, force: bool) -> str | None:
         if text is not None:
             _toml_check(text)
+            self._refuse_inline(text)
             if self._user_table(text):
                 if not force:
                     raise Conflict(
