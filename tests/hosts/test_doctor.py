@@ -45,3 +45,19 @@ def test_always_load_with_user_level_hooks_is_a_warning(env):
     assert "host.always_load_with_hooks" not in codes(env)
     ops.run("link", ["claude"], ops.resolve_scope(None, global_=True))
     assert "host.always_load_with_hooks" in codes(env)
+
+
+def test_R_APP_10_claude_allow_list_that_skips_the_commit_prompt_is_a_warning(env):
+    """The human gate is Claude Code's permission prompt for engram_commit; an allow rule
+    for it (or for every engram tool) removes that gate."""
+    ops.run("link", ["claude"], ops.resolve_scope(env["project"], global_=False))
+    local = env["project"] / ".claude" / "settings.local.json"
+    local.write_text(
+        json.dumps({"permissions": {"allow": ["Bash(npm test)", "mcp__engram__engram_load"]}})
+    )
+    assert "host.commit_allowed" not in codes(env)
+    for rule in ("mcp__engram__engram_commit", "mcp__engram", "mcp__engram__*"):
+        local.write_text(json.dumps({"permissions": {"allow": [rule]}}))
+        found = [d for d in host_findings(env["project"])[0] if d.code == "host.commit_allowed"]
+        assert found and found[0].level == "warning", rule
+        assert found[0].path == ".claude/settings.local.json" and rule in found[0].message

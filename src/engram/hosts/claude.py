@@ -57,6 +57,30 @@ def hooks_in_effect(scope: Scope) -> bool:
     return not scope.is_global and _hooks_present(replace(scope, kind=GLOBAL))
 
 
+# Permission rules that let engram_commit run without Claude Code's prompt (R-APP-10).
+COMMIT_ALLOW_RULES = ("mcp__engram__engram_commit", "mcp__engram", "mcp__engram__*")
+
+
+def commit_allow_rules(scope: Scope) -> list[tuple[Path, str]]:
+    """Allow rules in the scope's settings that would skip the human gate of engram_commit."""
+    from engram.hosts.files import JsonDoc
+
+    settings = _settings(scope)
+    paths = [settings] if scope.is_global else [settings, settings.with_name("settings.local.json")]
+    found: list[tuple[Path, str]] = []
+    for path in paths:
+        try:
+            data = JsonDoc(path.read_text(encoding="utf-8")).value
+        except (OSError, ValueError):
+            continue
+        permissions = data.get("permissions") if isinstance(data, dict) else None
+        allow = permissions.get("allow") if isinstance(permissions, dict) else None
+        for rule in allow if isinstance(allow, list) else []:
+            if isinstance(rule, str) and rule.strip() in COMMIT_ALLOW_RULES:
+                found.append((path, rule.strip()))
+    return found
+
+
 def targets(scope: Scope) -> list[Target]:
     hooked = scope.hooks or hooks_in_effect(scope)
     extra = [] if hooked else ["--always-load"]

@@ -1,7 +1,7 @@
 """Host checks for `engram doctor`: is each linked host's wiring present, runnable and current?
 
-Findings carry stable codes (`host.gemini_trust` for R-APP-8, `host.command_missing`,
-`host.version_stale`, …) and say what to run to fix them.
+Findings carry stable codes (`host.gemini_trust` for R-APP-8, `host.commit_allowed` for
+R-APP-10, `host.command_missing`, `host.version_stale`, …) and say what to run to fix them.
 """
 
 from __future__ import annotations
@@ -120,6 +120,17 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
                     f"[mcp_servers.engram.tools.engram_commit] approval_mode is not {COMMIT_APPROVAL_MODE!r}; run `engram upgrade`",
                     target.path,
                 )
+    if name == "claude":
+        from engram.hosts.claude import commit_allow_rules
+
+        for path, rule in commit_allow_rules(scope):
+            add(
+                "warning",
+                "host.commit_allowed",
+                f"permissions.allow has `{rule}`, which lets engram_commit write without "
+                "asking; remove it so that a human approves every write",
+                path,
+            )
     if name == "claude" and registered is not None:
         from engram.hosts.claude import hooks_in_effect
 
