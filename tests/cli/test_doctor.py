@@ -48,3 +48,17 @@ def test_doctor_reports_hosts_manifest_and_strict(tmp_path, monkeypatch, capsys)
     assert code == 0  # warnings only
     assert run(capsys, "--strict")[0] == 1
     assert env["data"]["hosts"] == [{"host": "gemini", "scope": "workspace"}]
+
+
+def test_a_broken_config_is_reported_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "eh"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    (tmp_path / ".agents" / ".engram" / "config.json").write_text("{bad", encoding="utf-8")
+    capsys.readouterr()
+    code, out = run(capsys, "--json")
+    findings = json.loads(out)["data"]["findings"]
+    assert code == 1
+    assert [f["code"] for f in findings].count("config.invalid") == 1, findings

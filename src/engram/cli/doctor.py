@@ -41,6 +41,7 @@ def doctor(start: Path | None) -> Result:
     data["hosts"] = rows
     if roots is not None:
         findings += _hook_log(roots)
+    findings = _once(findings)
     data["findings"] = [d.as_dict() for d in findings]
     counts = {lvl: sum(d.level == lvl for d in findings) for lvl in ("error", "warning", "info")}
     data["counts"] = counts
@@ -52,6 +53,17 @@ def doctor(start: Path | None) -> Result:
         + (" — all good" if not counts["error"] and not counts["warning"] else "")
     )
     return Result("\n".join(lines), data=data, diagnostics=findings)
+
+
+def _once(findings: list[Diagnostic]) -> list[Diagnostic]:
+    """One broken file can fail several checks (verify, status, config): say it once."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for d in findings:
+        if (d.level, d.code, d.message) not in seen:
+            seen.add((d.level, d.code, d.message))
+            out.append(d)
+    return out
 
 
 def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
