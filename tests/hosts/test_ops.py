@@ -100,6 +100,7 @@ def test_upgrade_touches_nothing_when_nothing_is_linked(user_files):
     before = snapshot(user_files["project"], user_files["home"])
     result = ops.run("upgrade", list(HOSTS), scope_for(user_files, WORKSPACE, hooks=False))
     assert result.data["changes"] == []
+    assert "nothing is linked in the workspace scope" in result.text
     assert snapshot(user_files["project"], user_files["home"]) == before
 
 

@@ -288,7 +288,7 @@ def _result(op: str, scope: Scope, changes: list[Change], diffs: list[str], plan
         detail = f"  {c.message}" if c.message else ""
         lines.append(f"  {c.action:<9} {c.label:<28} {where}{detail}".rstrip())
     if not changes:
-        lines.append("nothing is linked in this scope; nothing to do")
+        lines.append(f"nothing is linked in the {scope.kind} scope; nothing to do")
     if plan:
         lines.append("")
         lines.append("Plan only: nothing was written." if diffs else "Plan only: no change.")
