@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -84,6 +85,9 @@ def unsafe_reason(mem: Memory) -> str:
     text = "\n".join(
         (mem.title, mem.content, *mem.variants.values(), mem.origin, mem.extra_sections)
     )
+    # Code is quoted data (`<style>` as a placeholder, a shell line): only prose can instruct.
+    text = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
+    text = re.sub(r"`[^`\n]*`", " ", text)
     refusal = find_injection(text)
     return refusal.kind if refusal else ""
 

@@ -14,250 +14,33 @@ from engram.core.store import IgnoreRules
 WORD_RE = re.compile(r"[a-z0-9]+")
 
 STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "also",
-        "via",
-        "per",
-        "etc",
-        "let",
-        "lets",
-        "let's",
-        "need",
-        "needs",
-        "want",
-        "wants",
-        "please",
-        "get",
-        "got",
-        "go",
-        "going",
-        "gonna",
-        "im",
-        "i'm",
-        "ive",
-        "we're",
-        "were",
-        "isn",
-        "dont",
-        "don't",
-        "cant",
-        "can't",
-        "won't",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "one",
-        "two",
-        "new",
-        "now",
-        "today",
-        "thing",
-        "things",
-        "stuff",
-        "way",
-        "something",
-        "anything",
-        "everything",
-        "someone",
-        "sure",
-        "ok",
-        "okay",
-        "hey",
-        "hi",
-        "thanks",
-        "thank",
-    ]
+    """
+    a able about above across actually after again against all already also am an and any anyone
+    anything are as asap ask asked at be because been before being below best better between bit
+    both but by came can can't cant come comes correct correctly could did difference do does
+    doing don't dont down during each entire etc ever every everyone everything few first for
+    from further gave get give gives go goes going gonna good got had happen happened happens
+    has have having he her here hers hey hi him his how hows i i'm if im in instead into is isn
+    it its itself ive just keep keeps kept kind last later less let let's lets lot lots many may
+    me might more most much must my need needs new next no nor not now of off ok okay on once
+    one only or other our ours out over own people per please properly put puts putting quickly
+    really right said same say says seem seems shall she should so some somebody someone
+    something soon sort still stuff such sure take takes tell than thank thanks that the their
+    them then there these they thing things this those through to today tomorrow tonight too
+    took tried try trying two under until up urgent versus very via vs wait waiting want wants
+    was way we we're went were what whats when where wheres which while who whole whom why will
+    with within without won't worked works would yesterday yet you your yours
+    """.split()
 )
 # Words about Engram or about work in general: they never admit a memory on their own.
 GENERIC = frozenset(
-    [
-        "rule",
-        "rules",
-        "memory",
-        "memories",
-        "knowledge",
-        "skill",
-        "skills",
-        "workflow",
-        "workflows",
-        "note",
-        "notes",
-        "engram",
-        "project",
-        "projects",
-        "code",
-        "codebase",
-        "file",
-        "files",
-        "task",
-        "tasks",
-        "work",
-        "working",
-        "help",
-        "make",
-        "made",
-        "use",
-        "using",
-        "used",
-        "update",
-        "updating",
-        "updated",
-        "change",
-        "changes",
-        "changing",
-        "changed",
-        "add",
-        "adding",
-        "added",
-        "do",
-        "done",
-        "thing",
-        "info",
-        "information",
-        "stuff",
-        "doc",
-        "write",
-        "writing",
-        "like",
-        "look",
-        "see",
-        "check",
-        "find",
-        "show",
-        "tell",
-        "know",
-        "remember",
-        "recall",
-        "context",
-        "agent",
-        "agents",
-        "load",
-        "loading",
-        "save",
-        "repo",
-        "repository",
-        "app",
-        "application",
-        "system",
-    ]
+    """
+    add added adding agent agents app application change changed changes changing check code
+    codebase context do doc done engram file files find help info information know knowledge
+    like load loading look made make memories memory note notes project projects recall remember
+    repo repository rule rules save see show skill skills stuff system task tasks tell thing
+    update updated updating use used using work workflow workflows working write writing
+    """.split()
 )
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "db": ("database",), "database": ("db",), "databases": ("db",),
@@ -291,7 +74,12 @@ TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
 )  # fmt: skip
 FTS_WEIGHTS = (5.0, 4.0, 4.0, 1.0)  # title, tags, triggers, body
 WEAK_DF = 0.30  # a term in more than this share of memories does not admit candidates alone
-RELATIVE_CUTOFF = 0.22
+RELATIVE_CUTOFF = 0.26
+DOMINATED_SHARE = (
+    0.4  # drop a match whose terms are a strict subset of a stronger one's, below this share
+)
+PREREQ_MIN_SHARE = 0.25  # a dependent scoring below this share of the top brings no prerequisites
+COVERAGE_BASE, COVERAGE_GAIN = 0.6, 0.8  # lexical score × (base + gain × share of terms matched)
 COMMON_DF = 0.08  # above this share of memories a term is scored by presence, not bm25
 COMMON_MIN_DOCS = 500
 MIN_ADMITTED = 40  # below this many candidates from specific words, common words admit too
@@ -316,8 +104,13 @@ def word_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in tokenize(text))
 
 
+_CONTRACTION_RE = re.compile(r"(?<=[a-z])(?:n't|'s|'re|'ll|'ve|'d|'m)\b")
+
+
 def tokenize(text: str) -> list[str]:
-    return WORD_RE.findall(text.lower().replace("'", ""))
+    """Lowercase words; contractions lose their tail ("where's" → "where", "don't" → "do")."""
+    text = text.lower().replace("\u2019", "'").replace("can't", "can").replace("won't", "will")
+    return WORD_RE.findall(_CONTRACTION_RE.sub("", text).replace("'", ""))
 
 
 def query_terms(query: str) -> list[str]:
@@ -326,6 +119,8 @@ def query_terms(query: str) -> list[str]:
     stems: set[str] = set()
     for tok in tokenize(query):
         if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC or stem(tok) in stems:
+            continue
+        if tok.isdigit() and len(tok) < 3:  # "25.10", "3 retries": small numbers are not topics
             continue
         stems.add(stem(tok))
         out.append(tok)
@@ -360,7 +155,8 @@ class Candidate:
         self.parts = parts or {}
         self.matched = matched or []
         self.reason = reason  # why it was dropped or added ("prerequisite of x", ...)
-        self.named = False  # its title or tags name a rare query term: never cut for low score
+        # Rare query terms its title or tags name: such a memory is never cut for a low score.
+        self.named: frozenset[str] = frozenset()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -516,7 +312,7 @@ def rank(
             pass
         use = 0.15 * math.log1p(usage.get((row["scope"], row["id"]), 0))
         parts = {
-            "lexical": round(lexical * (0.6 + 0.8 * coverage), 4),
+            "lexical": round(lexical * (COVERAGE_BASE + COVERAGE_GAIN * coverage), 4),
             "tags": 1.2 * tag_hits,
             "triggers": trig,
             "recency": round(recency, 4),
@@ -524,9 +320,8 @@ def rank(
         }
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
         if rare_stems:
-            cand.named = bool(word_stems(row["title"] or "") & rare_stems) or any(
-                word_stems(tag) & rare_stems for tag in tags
-            )
+            named = word_stems(row["title"] or "").union(*(word_stems(tag) for tag in tags))
+            cand.named = frozenset(named & rare_stems)
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.row["id"]))
     return out
@@ -558,8 +353,27 @@ def select_with_prerequisites(
             )
             dropped.append(cand)
             continue
+        dominated_by = next(
+            (
+                c.row["id"]
+                for c in chosen.values()
+                if c.matched
+                and set(cand.matched) < set(c.matched)
+                and cand.score < DOMINATED_SHARE * c.score
+                and not cand.named - c.named  # it names no rare term the stronger one does not
+            ),
+            None,
+        )
+        if dominated_by:
+            cand.reason = f"matches only terms that {dominated_by} matches, and far more weakly"
+            dropped.append(cand)
+            continue
         closure = _prerequisites(mid, visible, missing)
         new = [p for p in closure if p not in chosen]
+        if new and top > 0 and cand.score < PREREQ_MIN_SHARE * top:
+            cand.reason = "a weak match whose prerequisites would crowd out stronger ones"
+            dropped.append(cand)
+            continue
         if limit is not None and len(chosen) + len(new) + 1 > limit:
             cand.reason = f"over the load limit of {limit}"
             dropped.append(cand)
