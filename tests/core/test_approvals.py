@@ -115,7 +115,7 @@ def test_foreign_malformed_and_unknown_tokens(project: Path, tmp_path: Path) -> 
     roots = resolve_roots(project)
     with pytest.raises(ApprovalError, match="another workspace"):
         api.commit(roots, foreign, "all")
-    with pytest.raises(ApprovalError, match="not an Engram approval token"):
+    with pytest.raises(ApprovalError, match="not a valid Engram approval token"):
         api.commit(roots, "hello", "all")
     with pytest.raises(UsageError, match="empty"):
         api.commit(roots, "  ", "all")

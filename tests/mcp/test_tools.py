@@ -119,7 +119,12 @@ def test_R_OUT_2_older_versions_get_only_fields_they_define(mcp, example_project
 
 def test_R_OUT_3_load_data_and_omitted_ids_are_retrievable(srv):
     resp = srv.call(
-        "engram_load", {"query": "cut a release and update the changelog", "budget_tokens": 100}
+        "engram_load",
+        {
+            "query": "cut a release and update the changelog",
+            "budget_tokens": 100,
+            "disclosure": "bodies",
+        },
     )
     data = data_of(resp)
     for key in ("selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens"):
@@ -130,16 +135,16 @@ def test_R_OUT_3_load_data_and_omitted_ids_are_retrievable(srv):
     assert data_of(again)["body_keys"] == [mid]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: render.py CARDS_HEADER/OMITTED_HEADER and read.py's not-found message "
-    "tell the agent to run the `engram load --id` / `engram search` CLI",
-)
 def test_R_OUT_3_load_text_points_at_the_id_argument_not_the_cli(srv):
     """An MCP-only agent cannot run `engram load --id`; the text must say how to fetch by id
     without a shell (R-OUT-3: omitted ids are retrievable with `id`)."""
     resp = srv.call(
-        "engram_load", {"query": "cut a release and update the changelog", "budget_tokens": 100}
+        "engram_load",
+        {
+            "query": "cut a release and update the changelog",
+            "budget_tokens": 100,
+            "disclosure": "bodies",
+        },
     )
     assert data_of(resp)["omitted_ids"] or data_of(resp)["card_ids"]
     missing = srv.call("engram_load", {"id": "no-such-memory"})

@@ -343,7 +343,8 @@ def check_token_shape(roots: Roots, token: str) -> int:
     m = _TOKEN_RE.match(token.strip())
     if not m:
         raise ApprovalError(
-            "this is not an Engram approval token (expected eng1_…); copy the whole "
+            "this is not a valid Engram approval token (expected eng1_<workspace>_<expiry>_<random>, "
+            "exactly as printed); copy the whole "
             "token from the proposal",
             code="approval.malformed",
         )

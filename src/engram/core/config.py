@@ -28,7 +28,7 @@ class Key(NamedTuple):
         if self.kind == "enum":
             return "one of " + ", ".join(self.allowed)
         if self.kind == "roles":
-            return "a comma-separated list of role slugs ([a-z0-9-]), or empty"
+            return "a list of role slugs ([a-z0-9-]; comma-separated on the command line), or empty"
         return "a folder path"
 
 

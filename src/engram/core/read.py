@@ -366,7 +366,7 @@ def _load_by_ids(
             ctx.index.refresh(force_full=True)
             rows = ctx.index.rows_by_id(mid)
         if not rows:
-            raise NotFoundError(f"no memory with id {mid!r}; find ids with `engram search TERMS`")
+            raise NotFoundError(f"no memory with id {mid!r}; search by topic to find the id")
         row = rows[0]
         ok, why = ctx.vis.visible(row)
         if not ok:

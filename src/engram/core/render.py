@@ -55,8 +55,8 @@ def render_card(mem: Memory) -> str:
     return f"- {mem.type} `{mem.id}`{scope} — {mem.title}{extra}\n"
 
 
-CARDS_HEADER = "Also relevant (fetch one with `engram load --id ID`):"
-OMITTED_HEADER = "Omitted for the token budget (fetch with `engram load --id ID`): "
+CARDS_HEADER = "Also relevant (load one in full by its id):"
+OMITTED_HEADER = "Omitted for the token budget (load one by its id): "
 
 
 def _pack_text(
@@ -74,6 +74,33 @@ def _pack_text(
     return "\n\n".join(parts)
 
 
+def _assign(
+    bodies: list[str | None], card_costs: list[int], shown: int, room: int, disclosure: str
+) -> list[str]:
+    """Tiers when the first `shown` memories are shown: bodies while the rest still fit as cards."""
+    tiers: list[str] = []
+    used = 0
+    for i, body in enumerate(bodies):
+        if i >= shown:
+            tiers.append("omitted")
+            continue
+        rest = sum(card_costs[i + 1 : shown]) if disclosure == "auto" else 0
+        if (
+            disclosure != "cards"
+            and body
+            and "card" not in tiers
+            and used + estimate_tokens(body) + rest <= room
+        ):
+            tiers.append("body")
+            used += estimate_tokens(body)
+        elif disclosure != "bodies":
+            tiers.append("card")
+            used += card_costs[i]
+        else:
+            tiers.append("omitted")
+    return tiers
+
+
 def fit_pack(
     title: str,
     ids: list[str],
@@ -84,38 +111,20 @@ def fit_pack(
 ) -> tuple[list[str], str]:
     """Assign body/card/omitted tiers in load order so the whole text fits `budget` tokens.
 
-    Bodies first (while the cards of the rest still fit), then cards; `None` bodies (notes
-    for another objective) are cards at best. The text is then measured and the last card
-    (then the last body) demoted until the estimate fits.
+    Shows as many memories as fit (in load order): the first ones as bodies while the cards
+    of the others still fit, then cards, and the rest as omitted ids. `None` bodies (notes
+    for another objective) are cards at best. Each try is measured on the rendered text.
     """
     card_costs = [estimate_tokens(c) for c in cards]
-    used = estimate_tokens(title) + 12  # the counts suffix
-    tiers: list[str] = []
-    for i, body in enumerate(bodies):
-        rest = sum(card_costs[i + 1 :]) if disclosure == "auto" else 0
-        header = 0 if "card" in tiers else estimate_tokens(CARDS_HEADER)
-        if (
-            disclosure != "cards"
-            and body
-            and "card" not in tiers
-            and used + estimate_tokens(body) + rest <= budget
-        ):
-            tiers.append("body")
-            used += estimate_tokens(body)
-        elif disclosure != "bodies" and used + card_costs[i] + header <= budget:
-            tiers.append("card")
-            used += card_costs[i] + header
-        else:
-            tiers.append("omitted")
+    overhead = estimate_tokens(title) + 12 + estimate_tokens(CARDS_HEADER)
+    tiers: list[str] = ["omitted"] * len(ids)
     text = _pack_text(title, ids, bodies, cards, tiers)
-    while estimate_tokens(text) > budget:
-        if "card" in tiers:
-            pos = len(tiers) - 1 - tiers[::-1].index("card")
-            tiers[pos] = "omitted"
-        elif "body" in tiers:
-            pos = len(tiers) - 1 - tiers[::-1].index("body")
-            tiers[pos] = "card" if disclosure != "bodies" else "omitted"
-        else:
-            break
+    for shown in range(len(ids), -1, -1):
+        omitted_cost = (
+            estimate_tokens(OMITTED_HEADER + ", ".join(ids[shown:])) if shown < len(ids) else 0
+        )
+        tiers = _assign(bodies, card_costs, shown, budget - overhead - omitted_cost, disclosure)
         text = _pack_text(title, ids, bodies, cards, tiers)
+        if estimate_tokens(text) <= budget:
+            return tiers, text
     return tiers, text

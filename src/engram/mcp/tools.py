@@ -244,12 +244,14 @@ def run_status(call: Call, roots: Roots) -> Result:
 def _with_reload(result: Result) -> Result:
     """Tell the host that routing changed, so it reloads memory for the task at hand."""
     if result.ok:
+        core_said_it = result.data.get("agent_action") == RELOAD_ACTION
         result.data = {
             **result.data,
             "agent_action": RELOAD_ACTION,
             "agent_instruction": RELOAD_SENTENCE,
         }
-        result.text = (result.text.rstrip("\n") + "\n\n" + RELOAD_SENTENCE).lstrip()
+        if not core_said_it:
+            result.text = (result.text.rstrip("\n") + "\n\n" + RELOAD_SENTENCE).lstrip()
     return result
 
 
