@@ -36,14 +36,14 @@ STOPWORDS = frozenset(
     can could should would will shall may might must not no never always all any each every
     some such so than too very just also only own same both few more most other again once
     before after above below up down out off further what which who whom whose why how where
-    use uses using used make makes made get gets got set sets run runs via per""".split()  # noqa: SIM905
+    use uses using used make makes made get gets got set sets run runs via per""".split()
 )
 
 # Words an id can do without (an id keeps verbs and polarity: always-run-tests-before-release).
 SLUG_STOPWORDS = frozenset(
     """a an the and or of to in on at by for with from into onto is are was were be been
     it its this that these those we you they our your their i my me should will can
-    please so then""".split()  # noqa: SIM905
+    please so then""".split()
 )
 MAX_SLUG_WORDS = 6
 

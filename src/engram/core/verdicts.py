@@ -43,7 +43,7 @@ MAX_RELATED = 3
 NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
     mustn't mustnt cannot can't cant won't wont avoid avoids stop without disable disabled
-    forbid forbidden forbids disallow disallowed nor none neither""".split()  # noqa: SIM905
+    forbid forbidden forbids disallow disallowed nor none neither""".split()
 )
 ANTONYMS = (
     ("always", "never"),
