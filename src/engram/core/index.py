@@ -30,7 +30,7 @@ SCHEMA_VERSION = "5"
 FULL_SCAN_INTERVAL_S = 1.0
 WATCHED_FULL_SCAN_S = 60.0  # with kernel change notification, a safety-net full comparison
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
-ALWAYS_SCAN_BELOW = 2000
+ALWAYS_SCAN_BELOW = 300
 
 # Every column but the stored document: what ranking and visibility need.
 ROW_COLUMNS = (
