@@ -38,8 +38,33 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class Formatter(argparse.HelpFormatter):
+    """Help text at the terminal's width, measured once (argparse asks on every argument)."""
+
+    width: int | None = None
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            if Formatter.width is None:
+                import shutil
+
+                Formatter.width = max(shutil.get_terminal_size().columns - 2, 40)
+            width = Formatter.width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
