@@ -84,7 +84,7 @@ COMMON_DF = 0.08  # above this share of memories a term is scored by presence, n
 COMMON_MIN_DOCS = 500
 MIN_ADMITTED = 40  # below this many candidates from specific words, common words admit too
 MAX_PER_TERM = 300  # best matches read per term; a memory below that for every term cannot win
-MAX_SCORED = 400  # candidates scored in full; the rest cannot reach a pack of at most 32
+MAX_SCORED = 150  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 
 
