@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_core import summary
 from generate import generate_workspace, sample_tasks
 
 # The targets of issue #4 on a 2-core machine: (metric, size, limit in ms)
@@ -43,18 +43,6 @@ INIT = {
         "clientInfo": {"name": "bench", "version": "1"},
     },
 }
-
-
-def summary(samples: list[float], digits: int = 2) -> dict[str, Any]:
-    s = sorted(samples)
-    return {
-        "median": round(statistics.median(s), digits),
-        "min": round(s[0], digits),
-        "max": round(s[-1], digits),
-        "p90": round(s[min(len(s) - 1, int(0.9 * len(s)))], digits),
-        "n": len(s),
-        "samples": [round(x, digits) for x in samples],
-    }
 
 
 def server_command() -> list[str]:
