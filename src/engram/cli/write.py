@@ -216,11 +216,7 @@ def run_save(args: argparse.Namespace) -> int:
     if len(words) >= 2 and normalise_type(words[0]) is not None:
         mtype, words = words[0], words[1:]
     text = " ".join(words)
-    ask = not (args.force or args.propose)
-    if ask and not _interactive():
-        _refuse_non_interactive("engram save")
-    if ask and args.json:
-        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    _check_can_ask(args, "engram save")
     roots = roots_from(args)
     result = api.save(roots, mtype, text, scope=args.scope, role=args.role)
     if args.propose:
@@ -288,12 +284,8 @@ def run_save_session(args: argparse.Namespace) -> int:
     from engram.core import api
 
     level = _query_level(args)
-    ask = not (args.force or args.propose)
     from_stdin = not args.file or args.file == "-"
-    if ask and (from_stdin or not _interactive()):
-        _refuse_non_interactive("engram save-session")
-    if ask and args.json:
-        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    _check_can_ask(args, "engram save-session", stdin_busy=from_stdin)
     roots = roots_from(args)
     text = _read_candidates(args)
     if args.force:
@@ -330,6 +322,16 @@ def run_commit(args: argparse.Namespace) -> int:
     return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
 
 
+def _check_can_ask(args: argparse.Namespace, command: str, *, stdin_busy: bool = False) -> None:
+    """A command that will prompt needs a person at a terminal (stdin not used for input)."""
+    if args.force or args.propose:
+        return
+    if stdin_busy or not _interactive():
+        _refuse_non_interactive(command)
+    if args.json:
+        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+
+
 def run_archive(args: argparse.Namespace) -> int:
     from engram.core import api
 
@@ -340,11 +342,7 @@ def run_archive(args: argparse.Namespace) -> int:
 def run_note(args: argparse.Namespace) -> int:
     from engram.core import api
 
-    ask = not (args.force or args.propose)
-    if ask and not _interactive():
-        _refuse_non_interactive("engram note")
-    if ask and args.json:
-        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    _check_can_ask(args, "engram note")
     roots = roots_from(args)
     result = api.propose_note(
         roots, " ".join(args.text), args.objective, mtype=args.type, scope=args.scope
@@ -359,11 +357,7 @@ def run_note(args: argparse.Namespace) -> int:
 def run_promote(args: argparse.Namespace) -> int:
     from engram.core import api
 
-    ask = not (args.force or args.propose)
-    if ask and not _interactive():
-        _refuse_non_interactive("engram promote")
-    if ask and args.json:
-        raise UsageError("--json needs --force or --propose (the prompt is for a person)")
+    _check_can_ask(args, "engram promote")
     roots = roots_from(args)
     result = api.promote(roots, args.id)
     if args.propose:
