@@ -61,7 +61,26 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "pipeline": ("ci",), "ci": ("pipeline",), "flaky": ("retry",), "schema": ("migration",),
     "migrations": ("schema",), "payment": ("billing",), "billing": ("payment",),
     "invoice": ("billing",), "invoices": ("billing",), "cache": ("caching",), "caching": ("cache",),
+    "rollback": ("revert",), "revert": ("rollback",), "slow": ("performance", "latency"),
+    "latency": ("performance",), "translate": ("i18n", "translation"), "locale": ("i18n",),
+    "a11y": ("accessibility",), "accessibility": ("a11y",), "permission": ("access", "role"),
+    "permissions": ("access", "role"), "rerun": ("backfill",), "reprocess": ("backfill",),
+    "subgraph": ("graphql",), "outage": ("incident",), "incident": ("outage",),
+    "vulnerability": ("security", "cve"), "cve": ("security", "vulnerability"),
+    "upgrade": ("update", "bump"), "bump": ("upgrade",), "typo": ("spelling",),
+    "certificate": ("signing",), "cert": ("certificate",), "signing": ("certificate",),
 }  # fmt: skip
+# Two-word phrases developers use for one idea: (phrase stems) -> words memories use for it.
+PHRASE_SYNONYMS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("screen", "reader"): ("accessibility", "a11y", "voiceover", "talkback"),
+    ("api", "key"): ("secret", "credentials"),
+    ("access", "token"): ("secret", "credentials"),
+    ("feature", "flag"): ("toggle",),
+    ("pull", "request"): ("review",),
+    ("code", "review"): ("review",),
+    ("on", "call"): ("oncall", "incident"),
+    ("dark", "mode"): ("theme",),
+}
 TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
     ("release", frozenset(["release", "releases", "releasing", "ship", "publish", "version", "versions", "tag", "changelog", "bump"])),
     ("bugfix", frozenset(["fix", "fixes", "fixing", "bug", "bugs", "broken", "crash", "crashes", "error", "errors", "fail", "failing", "fails", "failure", "regression", "exception", "issue"])),
@@ -124,6 +143,23 @@ def query_terms(query: str) -> list[str]:
             continue
         stems.add(stem(tok))
         out.append(tok)
+    return out
+
+
+def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
+    """(synonym, the query term it stands in for): single words, then two-word phrases."""
+    out: list[tuple[str, str]] = []
+    for t in terms:
+        for syn in SYNONYMS.get(t, ()):
+            if syn not in terms and syn not in GENERIC:
+                out.append((syn, t))
+    words = tokenize(query)
+    stems = [stem(w) for w in words]
+    for i in range(len(stems) - 1):
+        for syn in PHRASE_SYNONYMS.get((stems[i], stems[i + 1]), ()):
+            base = next((w for w in (words[i + 1], words[i]) if w in terms), None)
+            if base and syn not in terms and (syn, base) not in out:
+                out.append((syn, base))
     return out
 
 
@@ -224,11 +260,7 @@ def rank(
     per_doc: dict[int, dict[str, float]] = {}
     admitted: set[int] = set()
     field_hits: set[int] = set()
-    expansions: list[tuple[str, str]] = []
-    for t in terms:
-        for syn in SYNONYMS.get(t, ()):
-            if syn not in terms and syn not in GENERIC:
-                expansions.append((syn, t))
+    expansions = synonym_expansions(query, terms)
     strong_terms = 0
     scored_terms: list[tuple[str, str, float]] = [(t, t, 1.0) for t in terms] + [
         (s, base, 0.6) for s, base in expansions
