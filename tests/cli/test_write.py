@@ -185,3 +185,92 @@ def test_installed_executable_end_to_end(project: Path) -> None:
     assert p.returncode == 2 and "not a terminal" in p.stderr
     p = subprocess.run([*base, "verify"], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stdout
+
+
+class InterruptedTty(Tty):
+    """A terminal where the human presses Ctrl-C at the prompt."""
+
+    def readline(self, *args: object) -> str:  # type: ignore[override]
+        raise KeyboardInterrupt
+
+
+def pending_statuses(project: Path) -> list[str]:
+    data = json.loads((project / ".agents/.engram/pending-approvals.json").read_text())
+    return sorted(e["status"] for e in data["entries"].values())
+
+
+def test_ctrl_c_at_the_prompt_declines_the_proposal(project: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "stdin", InterruptedTty(""))
+    assert main(["save", "rule", "Sign commits."]) == 130
+    assert pending_statuses(project) == ["declined"]
+    assert files(project) == []
+
+
+def test_eof_at_the_prompt_ends_the_prompt_line(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "Sign commits.", answers="")
+    assert code == 0
+    assert "C = cancel: \nCancelled; nothing was saved." in out
+
+
+def test_force_still_reports_what_was_redacted(project: Path, monkeypatch, capsys) -> None:
+    code, out, err = run(project, monkeypatch, capsys, "save", "-f", "knowledge",
+                         "The admin is bob@example.com for this service.")  # fmt: skip
+    assert code == 0 and "Saved 1 memory" in out
+    assert "redacted" in err and "email" in err
+    code, out, err = run(project, monkeypatch, capsys, "note", "-f", "Ask bob@example.com.",
+                         "--objective", "call +1 415 555 0132 first")  # fmt: skip
+    assert code == 0 and "email" in err and "objective" in err
+
+
+def test_revising_twice_keeps_the_first_revision(
+    project: Path, monkeypatch, capsys, tmp_path: Path
+) -> None:
+    f = tmp_path / "c.txt"
+    f.write_text("TYPE: rule | TEXT: Pin Python.\nTYPE: knowledge | TEXT: CI runs on Linux.\n")
+    code, out, _ = run(project, monkeypatch, capsys, "ss", "--file", str(f),
+                       answers="B 1: Pin Python 3.11.\nB 2: CI runs on Debian.\nA\n")  # fmt: skip
+    assert code == 0, out
+    assert files(project) == ["knowledge/ci-runs-debian.md", "rules/pin-python-3-11.md"]
+
+
+def test_promote_prompt_says_a_promotion_cannot_be_revised(
+    project: Path, monkeypatch, capsys
+) -> None:
+    run(project, monkeypatch, capsys, "note", "-f", "Cache key changed.", "--objective", "ci")
+    code, out, _ = run(project, monkeypatch, capsys, "promote", "cache-key-changed",
+                       answers="B Cache key changed twice.\nC\n")  # fmt: skip
+    assert code == 0
+    assert "cannot be revised" in out
+    assert files(project) == ["working/cache-key-changed.md"]
+
+
+def test_force_and_propose_exclude_each_other(project: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "save", "-f", "--propose", "Sign commits.")
+    assert code == 2 and "--force" in err and "--propose" in err
+    assert (
+        files(project) == [] and not (project / ".agents/.engram/pending-approvals.json").exists()
+    )
+
+
+def test_huge_stdin_is_refused_without_reading_it_all(project: Path, monkeypatch, capsys) -> None:
+    from engram.cli import write
+
+    big = "TYPE: rule | TEXT: " + "x" * (write.MAX_INPUT_BYTES + 10)
+    code, _, err = run(project, monkeypatch, capsys, "ss", "-f", stdin=big)
+    assert code == 2 and "at most" in err
+    assert files(project) == []
+
+
+def test_unsafe_ids_are_usage_errors(project: Path, monkeypatch, capsys) -> None:
+    for argv in (("archive", "../rules/x", "--reason", "r"), ("promote", "-f", "a/b")):
+        code, _, err = run(project, monkeypatch, capsys, *argv)
+        assert code == 2 and "is not a memory id" in err, (argv, err)
+
+
+def test_archiving_an_archived_memory_says_where_it_is(project: Path, monkeypatch, capsys) -> None:
+    run(project, monkeypatch, capsys, "save", "-f", "knowledge", "Builds use Bazel.")
+    run(project, monkeypatch, capsys, "archive", "builds-use-bazel", "--reason", "Pants now")
+    code, _, err = run(project, monkeypatch, capsys, "archive", "builds-use-bazel",
+                       "--reason", "again")  # fmt: skip
+    assert code == 1 and "already archived" in err and "archive/builds-use-bazel.md" in err

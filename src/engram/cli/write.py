@@ -10,9 +10,10 @@ says to use --force (the human asked for it) or --propose (print the token for
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
-from pathlib import Path
+from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
 from engram.core.errors import EngramError, UsageError
@@ -21,6 +22,8 @@ from engram.core.results import Result
 SCOPE_CHOICES = ("workspace", "global", "both")
 _SHORTCUT = re.compile(r"^(?:last\s+)?(\S+)(?:\s+sessions?)?$", re.IGNORECASE)
 MAX_PROMPTS = 5
+MAX_INPUT_CHARS = 200_000  # engram.core.candidates.MAX_INPUT_CHARS (not imported at start-up)
+MAX_INPUT_BYTES = 4 * MAX_INPUT_CHARS  # UTF-8 needs at most 4 bytes a character
 
 
 def positive_int(value: str) -> int:
@@ -124,8 +127,18 @@ def _ask(prompt: str) -> str | None:
     sys.stdout.flush()
     line = sys.stdin.readline()
     if not line:
+        print()  # end of input (Ctrl-D): the next message starts on its own line
         return None
     return line.strip()
+
+
+def _commit(roots: object, proposal: Result, approve: str, args: argparse.Namespace) -> int:
+    """Commit a proposal and print the outcome with the proposal's warnings (redactions)."""
+    from engram.core import api
+
+    committed = api.commit(roots, proposal.data["approval_token"], approve)  # type: ignore[arg-type]
+    committed.diagnostics[:0] = [d for d in proposal.diagnostics if d.level == "warning"]
+    return emit(committed, args)
 
 
 def _terminal_preview(result: Result) -> str:
@@ -145,9 +158,34 @@ def _prompt_loop(
     *,
     yes_no: bool = False,
 ) -> int:
-    """Ask A / A 1,3 / B <note> / C (or y/N for a note) until the human decides."""
+    """Ask A / A 1,3 / B <note> / C (or y/N for a note) until the human decides.
+
+    Ctrl-C declines the proposal on the way out, so no approvable token is left behind.
+    """
     from engram.core import api
 
+    state = {"result": result}
+    try:
+        return _ask_until_decided(api, roots, state, args, revise, yes_no=yes_no)
+    except KeyboardInterrupt:
+        with contextlib.suppress(EngramError):
+            api.decline(
+                roots, state["result"].data["approval_token"], "interrupted in the terminal"
+            )  # type: ignore[arg-type]
+        print()
+        raise
+
+
+def _ask_until_decided(
+    api: Any,
+    roots: object,
+    state: dict[str, Result],
+    args: argparse.Namespace,
+    revise: object | None,
+    *,
+    yes_no: bool,
+) -> int:
+    result = state["result"]
     print(_terminal_preview(result))
     for _ in range(MAX_PROMPTS * 4):
         token = result.data["approval_token"]
@@ -155,7 +193,7 @@ def _prompt_loop(
         if yes_no:
             answer = _ask("Save this note? [y/N] ")
             if answer is not None and answer.lower() in ("y", "yes", "a"):
-                return emit(api.commit(roots, token, "all"), args)  # type: ignore[arg-type]
+                return _commit(roots, result, "all", args)
             api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
             print("Cancelled; nothing was saved.")
             return 0
@@ -167,21 +205,23 @@ def _prompt_loop(
         head, rest = answer[:1].upper(), answer[1:].strip()
         if head == "A":
             try:
-                committed = api.commit(roots, token, rest or "all")  # type: ignore[arg-type]
+                return _commit(roots, result, rest or "all", args)
             except UsageError as exc:
                 print(f"engram: {exc.message}", file=sys.stderr)
                 continue
-            return emit(committed, args)
         if head == "B":
+            if not callable(revise):
+                print("This proposal cannot be revised here; approve it (A) or cancel it (C).")
+                continue
             if not rest:
                 print("B needs a note: B <new text>, or B <n>: <new text> to revise candidate n.")
                 continue
             print(f"Revision: {rest}")
-            revised = revise(rest, count) if callable(revise) else None
+            revised = revise(rest, count)
             if revised is None:
                 continue
             api.decline(roots, token, "revised in the terminal; use the new proposal's token")  # type: ignore[arg-type]
-            result = revised
+            result = state["result"] = revised
             print(_terminal_preview(result))
             continue
         print("Answer A, A 1,3, B <note> or C.")
@@ -222,7 +262,7 @@ def run_save(args: argparse.Namespace) -> int:
     if args.propose:
         return emit(result, args)
     if args.force:
-        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+        return _commit(roots, result, "all", args)
 
     def revise(note: str, count: int) -> Result | None:
         picked = _split_revision(note, count)
@@ -242,17 +282,23 @@ def _read_candidates(args: argparse.Namespace) -> str:
     src = args.file
     try:
         if src and src != "-":
-            raw = Path(src).read_bytes()
+            with open(src, "rb") as fh:
+                raw = fh.read(MAX_INPUT_BYTES + 1)
         else:
             if _interactive():
                 raise UsageError("no candidates: pass --file F, or pipe candidate lines on stdin")
             raw = (
-                sys.stdin.buffer.read()
+                sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
                 if hasattr(sys.stdin, "buffer")
-                else sys.stdin.read().encode()
+                else sys.stdin.read(MAX_INPUT_BYTES + 1).encode()
             )
     except OSError as exc:
-        raise UsageError(f"cannot read {src}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {src or 'stdin'}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_INPUT_BYTES:
+        raise UsageError(
+            f"candidate input is larger than {MAX_INPUT_BYTES:,} bytes; at most "
+            f"{MAX_INPUT_CHARS:,} characters are accepted (one short memory per line)"
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -296,6 +342,8 @@ def run_save_session(args: argparse.Namespace) -> int:
 
     from engram.core.candidates import parse_candidates
 
+    current = parse_candidates(text, query_level=level)  # revisions accumulate here
+
     def revise(note: str, count: int) -> Result | None:
         picked = _split_revision(note, count)
         if picked is None:
@@ -303,14 +351,16 @@ def run_save_session(args: argparse.Namespace) -> int:
         if "|" in picked[1]:
             print("A revised text cannot contain '|'.")
             return None
-        cands = parse_candidates(text, query_level=level)
+        cands = [type(c).from_dict(c.as_dict()) for c in current]
         cands[picked[0] - 1].text = picked[1]
         lines = "\n".join(c.to_line() for c in cands)
         try:
-            return api.propose(roots, lines, kind="save_session", scope=args.scope)
+            revised = api.propose(roots, lines, kind="save_session", scope=args.scope)
         except EngramError as exc:
             print(f"engram: {exc.message}", file=sys.stderr)
             return None
+        current[:] = cands
+        return revised
 
     return _prompt_loop(roots, result, args, revise)
 
@@ -324,6 +374,8 @@ def run_commit(args: argparse.Namespace) -> int:
 
 def _check_can_ask(args: argparse.Namespace, command: str, *, stdin_busy: bool = False) -> None:
     """A command that will prompt needs a person at a terminal (stdin not used for input)."""
+    if args.force and args.propose:
+        raise UsageError("--force writes without asking and --propose only proposes; pick one")
     if args.force or args.propose:
         return
     if stdin_busy or not _interactive():
@@ -350,7 +402,7 @@ def run_note(args: argparse.Namespace) -> int:
     if args.propose:
         return emit(result, args)
     if args.force:
-        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+        return _commit(roots, result, "all", args)
     return _prompt_loop(roots, result, args, yes_no=True)
 
 
@@ -363,5 +415,5 @@ def run_promote(args: argparse.Namespace) -> int:
     if args.propose:
         return emit(result, args)
     if args.force:
-        return emit(api.commit(roots, result.data["approval_token"], "all"), args)
+        return _commit(roots, result, "all", args)
     return _prompt_loop(roots, result, args)

@@ -568,11 +568,17 @@ def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
     else:
         where = [r.scope for r in roots.all]
         working = any((r.path / WORKING_DIR / f"{mid}.md").is_file() for r in roots.all)
-        hint = (
-            " (it is a working note: notes expire on their own, or `engram promote` it)"
-            if working
-            else ""
-        )
+        archived = [
+            f"{r.scope}:{ARCHIVE_DIR}/{mid}.md"
+            for r in roots.all
+            if (r.path / ARCHIVE_DIR / f"{mid}.md").is_file()
+        ]
+        if working:
+            hint = " (it is a working note: notes expire on their own, or `engram promote` it)"
+        elif archived:
+            hint = f" (it is already archived: {', '.join(archived)})"
+        else:
+            hint = ""
         raise NotFoundError(f"no memory {mid!r} in the {'/'.join(where)} root(s){hint}")
     with locked([root]):
         recover_root(root)

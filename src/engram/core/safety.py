@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from engram.core.errors import SafetyError
+from engram.core.errors import SafetyError, UsageError
 from engram.core.memory import ID_RE
 
 # ---------------------------------------------------------------- injection refusal
@@ -382,10 +382,14 @@ def scan_text(text: str, where: str) -> Redaction:
 # ---------------------------------------------------------------- ids and paths
 
 
+class UnsafeIdError(SafetyError, UsageError):
+    """An id that is not a slug: refused for safety, and a usage error (exit code 2)."""
+
+
 def check_id(mid: str, what: str = "id") -> str:
     """A memory id must be a slug; anything else (../, /, spaces) is refused."""
     if not isinstance(mid, str) or not ID_RE.match(mid):
-        raise SafetyError(
+        raise UnsafeIdError(
             f"{what} {mid!r} is not a memory id: use lowercase letters, digits and '-' "
             "(starting and ending with a letter or digit, at most 80 characters)",
             code="safety.id",
