@@ -341,3 +341,47 @@ def test_global_root_commit(project: Path, tmp_path: Path, monkeypatch: pytest.M
     assert sorted(w["scope"] for w in out.data["written"]) == ["global", "workspace"]
     assert "rules/sign-commits.md" in json.loads((gdir / "hashes.json").read_text())["files"]
     assert_verify_clean(project)
+
+
+def test_update_refreshes_tags_made_by_engram_and_keeps_hand_written_ones(
+    project: Path, write_memory
+) -> None:
+    roots = resolve_roots(project)
+    api.save_session_force(roots, "TYPE: rule | TEXT: Use ruff for linting Python code.")
+    api.save_session_force(
+        roots, "TYPE: rule | TEXT: Use black for formatting. | UPDATE: use-ruff-linting-python-code"
+    )
+    m = load(project, "rules/use-ruff-linting-python-code.md")
+    assert "ruff" not in m.tags and "black" in m.tags
+    write_memory(root_of(project), "knowledge", "ci", "CI", "- CI runs on Linux.",
+                 tags=["continuous-integration"])  # fmt: skip
+    api.verify(roots, accept_all=True)
+    api.save_session_force(roots, "TYPE: knowledge | TEXT: CI runs on Debian. | UPDATE: ci")
+    assert load(project, "knowledge/ci.md").tags == ["continuous-integration"]
+    assert_verify_clean(project)
+
+
+def test_tags_are_not_made_of_redaction_markers(project: Path) -> None:
+    roots = resolve_roots(project)
+    out = api.save_session_force(
+        roots, "TYPE: knowledge | TEXT: The db url is postgres://app:S3cretPass@db.internal/app"
+    )
+    tags = load(project, out.data["written"][0]["file"]).tags
+    assert not {"redacted", "connection", "string"} & set(tags), tags
+
+
+def test_committed_note_says_it_is_a_working_note_and_until_when(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose_note(roots, "Cache key changed.", "fix CI").data["approval_token"]
+    out = api.commit(roots, token, "all")
+    assert "working note" in out.text and f"valid until {out.data['valid_until']}" in out.text
+
+
+def test_possible_duplicate_deferral_says_how_to_go_on(project: Path) -> None:
+    roots = resolve_roots(project)
+    api.save_session_force(roots, "TYPE: rule | TEXT: Always run the tests before a release.")
+    out = api.save_session_force(
+        roots, "TYPE: rule | TEXT: Always run the tests before a release is cut on Fridays."
+    )
+    (d,) = out.data["deferred"]
+    assert "UPDATE: always-run-tests-before-release" in d["reason"]

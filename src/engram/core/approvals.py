@@ -83,6 +83,7 @@ def resolve_scopes(roots: Roots, scope: str | None) -> list[str]:
     for s in scopes:
         if roots.by_scope(s) is None:
             if s == "global":
+                _missing_global_root()
                 raise UsageError(
                     "scope global needs a global memory root, and none is configured: set "
                     "ENGRAM_GLOBAL_DIR or run `engram config set --user global_path PATH` "
@@ -93,6 +94,22 @@ def resolve_scopes(roots: Roots, scope: str | None) -> list[str]:
                 "(or save with --scope global)"
             )
     return scopes
+
+
+def _missing_global_root() -> None:
+    """A global root that is configured but absent gets its own message (not 'none')."""
+    import os
+
+    from engram.core.roots import global_root_path
+
+    path = global_root_path()
+    if path is None:
+        return
+    origin = "ENGRAM_GLOBAL_DIR" if os.environ.get("ENGRAM_GLOBAL_DIR") else "global_path"
+    raise UsageError(
+        f"scope global: the global memory root {path} (from {origin}) does not exist; "
+        f"create it with `engram init --global-path {path}` (or save with --scope workspace)"
+    )
 
 
 def parse_roles(role: str | list[str] | None) -> list[str]:
@@ -133,7 +150,7 @@ def taken_ids(root: Root) -> set[str]:
 
 def scan_candidates(cands: list[Candidate]) -> list[tuple[int, list[str]]]:
     """Refuse injections and redact secrets in place; returns (number, kinds) redacted."""
-    from engram.core.safety import scan_text
+    from engram.core.safety import refuse_injection, scan_text
 
     redacted: list[tuple[int, list[str]]] = []
     for c in cands:
@@ -143,6 +160,8 @@ def scan_candidates(cands: list[Candidate]) -> list[tuple[int, list[str]]]:
         if c.context:
             red = scan_text(c.context, f"candidate {c.number} CONTEXT")
             c.context, kinds = red.text, kinds + red.kinds
+        if c.level:
+            refuse_injection(c.level, f"candidate {c.number} LEVEL")
         if kinds:
             redacted.append((c.number, kinds))
     return redacted
@@ -204,7 +223,11 @@ def judge_all(
         if v.kind == "NOOP":
             deferred = f"duplicate of {v.target}"
         elif j.possible_duplicate:
-            deferred = f"possible duplicate of {j.possible_duplicate}; review it first"
+            dup = j.possible_duplicate
+            deferred = (
+                f"possible duplicate of {dup}; review it, then propose again with UPDATE: "
+                f"{dup} to change it, or reword the candidate to say what differs"
+            )
         out.append(
             {
                 **c.as_dict(),
@@ -586,6 +609,9 @@ _SKILL_START = re.compile(
 )
 
 
+_FIELD_MARK = re.compile(r"\|\s*(?:context|depends[ _-]?on|level|update)\s*:", re.IGNORECASE)
+
+
 def guess_type(text: str) -> str:
     """`engram save "TEXT"` without a type: "To x: …" → skill, imperative → rule, else knowledge."""
     if _SKILL_START.match(text):
@@ -614,5 +640,16 @@ def create_single_proposal(
         raise UsageError(
             f"unknown type {mtype!r}; allowed: rule, skill (alias workflow), knowledge"
         )
+    if mtype is not None and re.match(r"^\s*type\s*:", text, re.IGNORECASE):
+        raise UsageError(f"the type is given twice ({mtype} and TYPE: in the text); give it once")
+    fields = _FIELD_MARK.search(text)
+    if fields:
+        # `engram save rule "TEXT | UPDATE: id"`: the fields mean what they mean in a line.
+        body = text.strip()
+        head = body[: fields.start()] if not re.match(r"^\s*text\s*:", body, re.I) else ""
+        if head:
+            body = f"TEXT: {body}"
+        line = f"TYPE: {mtype or guess_type(head or body)} | {body}"
+        return create_proposal(roots, line, kind="save", scope=scope, role=role)
     cand = make_candidate(1, type=mtype or guess_type(text), text=text)
     return propose_candidates(roots, [cand], kind="save", scope=scope, role=role)

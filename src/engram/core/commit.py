@@ -138,6 +138,7 @@ def rule_variants(text: str) -> dict[str, str]:
 def _tags(text: str) -> list[str]:
     from engram.core.candidates import STOPWORDS, words
 
+    text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not a topic
     out: list[str] = []
     for w in words(text):
         w = w.replace("'", "")
@@ -175,6 +176,9 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
 
 def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) -> Memory:
     today = today_iso()
+    before = " ".join(re.sub(r"^\s*[-*]\s+", "", ln) for ln in old.content.splitlines())
+    if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
+        old.tags = _tags(entry["text"])
     old.title = entry["title"]
     old.content = _bullets(entry["text"])
     if entry.get("context"):
@@ -415,7 +419,8 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
     if out.written:
         lines.append(f"Saved {len(out.written)} memor{'y' if len(out.written) == 1 else 'ies'}:")
         for w in out.written:
-            lines.append(f"  {w['verdict']:<9} {w['scope']}:{w['file']}")
+            note = f" (working note, valid until {w['valid_until']})" if "valid_until" in w else ""
+            lines.append(f"  {w['verdict']:<9} {w['scope']}:{w['file']}{note}")
     else:
         lines.append("Nothing was written.")
     for a in out.archived:
