@@ -85,3 +85,21 @@ def test_example_workspace_loads_a_routed_pack(tmp_path: Path) -> None:
     # prerequisites come before the skill that depends on them
     keys = result.data["selected_keys"]
     assert keys.index("run-tests-before-release") < keys.index("release-process")
+
+
+def test_a_second_init_says_the_root_is_already_set_up(project: Path) -> None:
+    result = api.init(project)
+    assert result.text.startswith("Workspace memory root ")
+    assert "already set up" in result.text.splitlines()[0]
+
+
+def test_a_gitignore_that_misses_private_files_is_flagged_not_rewritten(tmp_path: Path) -> None:
+    root = tmp_path / ".agents" / ".engram"
+    root.mkdir(parents=True)
+    (root / ".gitignore").write_text("cache/\n")
+    result = api.init(tmp_path)
+    assert (root / ".gitignore").read_text() == "cache/\n"
+    (warning,) = [d for d in result.diagnostics if d.code == "root.gitignore"]
+    assert "working/" in warning.message and "pending-approvals.json" in warning.message
+    (root / ".gitignore").write_text("# mine\nworking/\npending-approvals.json\ncache/\n")
+    assert not [d for d in api.init(tmp_path).diagnostics if d.code == "root.gitignore"]

@@ -29,4 +29,7 @@ def run(args: argparse.Namespace) -> int:
         result = api.verify(roots, accept=args.accept)
     else:
         result = api.verify(roots, accept_all=True)
+    if not args.json:  # the text already lists every problem; no second copy on stderr
+        print(result.text)
+        return 0 if result.ok else 1
     return emit(result, args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from engram.core.config import KEYS, load_config, set_config_value
@@ -31,17 +32,39 @@ def set_setting(roots: Roots, key: str, value: Any, *, user: bool = False) -> Re
         from engram.core.config import unknown_key
 
         raise unknown_key(key)
+    if key == "global_path" and isinstance(value, str) and value.strip():
+        # Stored absolute: a relative path would mean another folder from every directory.
+        value = str(Path(value.strip()).expanduser().resolve())
     stored = set_config_value(roots, key, value, user=user)
     where = "user" if user else "workspace"
-    return Result(
+    result = Result(
         text=f"{key} = {json.dumps(stored)} ({where} configuration)",
         data={"key": key, "value": stored, "file": where},
     )
+    if key == "global_path" and not Path(stored).is_dir():
+        result.warn(
+            "config.global_root_missing",
+            f"{stored} does not exist yet; create it with `engram init --global-path {stored}`",
+        )
+    if key == "save_target" and stored != "workspace" and roots.global_ is None:
+        result.warn(
+            "config.global_root_missing",
+            f"save_target {stored} writes to the global memory root, and there is none yet: "
+            "set ENGRAM_GLOBAL_DIR or run `engram init --global-path PATH`; until then saves fail",
+        )
+    return result
+
+
+def _user_scope(roots: Roots) -> bool:
+    """Without a workspace, the active roles and rule variant are the user's settings."""
+    return roots.workspace is None
 
 
 def set_roles(roots: Roots, roles: list[str] | None) -> Result:
-    stored = set_config_value(roots, "roles", list(roles or []))
+    user = _user_scope(roots)
+    stored = set_config_value(roots, "roles", list(roles or []), user=user)
     text = f"Active roles: {', '.join(stored)}" if stored else "Active roles cleared."
+    text += f" ({'user' if user else 'workspace'} configuration)"
     return Result(
         text=f"{text}\n{RELOAD_NOTE}",
         data={"roles": stored, "agent_action": "reload_memory", "agent_action_text": RELOAD_NOTE},
@@ -57,9 +80,11 @@ def set_variant(roots: Roots, mode: str) -> Result:
         raise UsageError(
             f"invalid rule variant {mode!r}: expected one of light, balanced, strict, off, status"
         )
-    stored = set_config_value(roots, "rule_variant", mode)
+    user = _user_scope(roots)
+    stored = set_config_value(roots, "rule_variant", mode, user=user)
+    where = "user" if user else "workspace"
     return Result(
-        text=f"Rule variant: {stored}\n{RELOAD_NOTE}",
+        text=f"Rule variant: {stored} ({where} configuration)\n{RELOAD_NOTE}",
         data={
             "rule_variant": stored,
             "agent_action": "reload_memory",

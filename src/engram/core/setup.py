@@ -9,6 +9,9 @@ from engram.core.errors import EngramError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.roots import (
+    CACHE_DIR,
+    PENDING_FILE,
+    WORKING_DIR,
     WORKSPACE_SUBDIR,
     Root,
     create_layout,
@@ -94,8 +97,13 @@ def init_workspace(
     from engram.core.index import open_index
 
     idx = open_index(roots)
-    verb = "Adopted" if existed else "Created"
-    lines.insert(0, f"{verb} workspace memory root {root.path}")
+    if not existed:
+        head = f"Created workspace memory root {root.path}"
+    elif made or adopted:
+        head = f"Adopted workspace memory root {root.path}"
+    else:
+        head = f"Workspace memory root {root.path} is already set up; nothing changed"
+    lines.insert(0, head)
     if made:
         lines.append("made: " + ", ".join(made))
     new_adopted = [a for a in adopted if a not in examples]
@@ -118,4 +126,24 @@ def init_workspace(
             "indexed": idx.doc_count(),
         }
     )
-    return Result(text="\n".join(lines), data=data)
+    result = Result(text="\n".join(lines), data=data)
+    unignored = _not_ignored(root)
+    if unignored:
+        result.warn(
+            "root.gitignore",
+            f"{root.path / '.gitignore'} does not ignore {', '.join(unignored)}: these hold "
+            "private notes, pending proposals and derived data; add those lines to it "
+            "(Engram does not rewrite a .gitignore it did not write)",
+        )
+    return result
+
+
+def _not_ignored(root: Root) -> list[str]:
+    """The private and derived entries that a hand-written .gitignore lacks."""
+    try:
+        text = (root.path / ".gitignore").read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
+        return []
+    have = {ln.strip().lstrip("/") for ln in text.splitlines()}
+    want = [f"{WORKING_DIR}/", PENDING_FILE, f"{CACHE_DIR}/"]
+    return [w for w in want if w not in have and w.rstrip("/") not in have]

@@ -15,10 +15,9 @@ from engram.core.roots import Roots
 
 
 def _pending_count(roots: Roots) -> int:
-    if roots.workspace is None:
-        return 0
+    """Live proposals in the primary root's pending file (where proposals are stored)."""
     try:
-        data = json.loads(roots.workspace.pending_path.read_text(encoding="utf-8"))
+        data = json.loads(roots.primary.pending_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return 0
     entries = data.get("entries", data.get("proposals", data)) if isinstance(data, dict) else data
@@ -83,15 +82,11 @@ def status_report(roots: Roots) -> Result:
         },
     }
     lines = [f"{scope} root: {path}" for scope, path in data["roots"].items()]
-    lines.append(
-        f"memories: {len(rows)} ("
-        + ", ".join(f"{k} {v}" for k, v in sorted(by_type.items()))
-        + "; "
-        + ", ".join(f"{k} {v}" for k, v in sorted(by_scope.items()))
-        + "; "
-        + ", ".join(f"{k} {v}" for k, v in sorted(by_tier.items()))
-        + ")"
-    )
+    groups = [
+        ", ".join(f"{k} {v}" for k, v in sorted(counter.items()))
+        for counter in (by_type, by_scope, by_tier)
+    ]
+    lines.append(f"memories: {len(rows)}" + (f" ({'; '.join(groups)})" if rows else ""))
     if index.parse_errors:
         lines.append(f"unreadable files: {len(index.parse_errors)} (see `engram verify`)")
     lines.append(
