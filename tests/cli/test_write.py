@@ -274,3 +274,9 @@ def test_archiving_an_archived_memory_says_where_it_is(project: Path, monkeypatc
     code, _, err = run(project, monkeypatch, capsys, "archive", "builds-use-bazel",
                        "--reason", "again")  # fmt: skip
     assert code == 1 and "already archived" in err and "archive/builds-use-bazel.md" in err
+
+
+def test_save_with_a_type_and_no_text_is_refused(project: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "save", "-f", "rule")
+    assert code == 2 and "text" in err
+    assert files(project) == []

@@ -385,3 +385,12 @@ def test_possible_duplicate_deferral_says_how_to_go_on(project: Path) -> None:
     )
     (d,) = out.data["deferred"]
     assert "UPDATE: always-run-tests-before-release" in d["reason"]
+
+
+def test_a_role_memory_says_when_it_loads(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.save(roots, "rule", "Review SQL migrations.", role="dba").data["approval_token"]
+    out = api.commit(roots, token, "all")
+    assert "engram set-role dba" in out.text
+    assert api.load(roots, "review sql migrations").data["selected_keys"] == []
+    assert api.load(roots, "review sql migrations", roles=["dba"]).data["selected_keys"]

@@ -252,6 +252,8 @@ def run_save(args: argparse.Namespace) -> int:
     from engram.core.memory import normalise_type
 
     words = list(args.words)
+    if len(words) == 1 and normalise_type(words[0]) is not None:
+        raise UsageError(f'save needs a text after the type: engram save {words[0]} "…"')
     mtype = None
     if len(words) >= 2 and normalise_type(words[0]) is not None:
         mtype, words = words[0], words[1:]

@@ -423,6 +423,12 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
             lines.append(f"  {w['verdict']:<9} {w['scope']}:{w['file']}{note}")
     else:
         lines.append("Nothing was written.")
+    roles = payload.get("roles") or []
+    if out.written and roles:
+        lines.append(
+            f"  role {', '.join(roles)}: loads only while one of these roles is active "
+            f"(engram set-role {roles[0]}, or engram load --role {','.join(roles)})"
+        )
     for a in out.archived:
         lines.append(f"  archived  {a['scope']}:{a['file']} (superseded by {a['superseded_by']})")
     for r in out.removed:
