@@ -394,3 +394,16 @@ def test_a_role_memory_says_when_it_loads(project: Path) -> None:
     assert "engram set-role dba" in out.text
     assert api.load(roots, "review sql migrations").data["selected_keys"] == []
     assert api.load(roots, "review sql migrations", roles=["dba"]).data["selected_keys"]
+
+
+def test_archiving_a_prerequisite_names_the_memories_that_depend_on_it(project: Path) -> None:
+    roots = resolve_roots(project)
+    api.save_session_force(
+        roots,
+        "TYPE: rule | TEXT: Docker login first.\n"
+        "TYPE: skill | TEXT: To ship: build and push. | DEPENDS_ON: docker-login-first",
+    )
+    out = api.archive(roots, "docker-login-first", "registry is public now")
+    (warning,) = [d for d in out.diagnostics if d.code == "archive.dependents"]
+    assert "ship-build-push" in warning.message and out.data["dependents"] == ["ship-build-push"]
+    assert_verify_clean(project)

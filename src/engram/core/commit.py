@@ -612,4 +612,14 @@ def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
     )
     if red.changed:
         result.warn("safety.redacted", "the reason contained secrets; they were redacted")
+    dependents = sorted(
+        {m.id for r in roots.all for m in _durables(r) if mid in m.depends_on and m.id != mid}
+    )
+    result.data["dependents"] = dependents
+    if dependents:
+        result.warn(
+            "archive.dependents",
+            f"{', '.join(dependents)} still list {mid} in depends_on; edit their "
+            "depends_on, then record the change with `engram verify --accept`",
+        )
     return result
