@@ -258,3 +258,22 @@ def test_a_configured_global_root_that_does_not_exist_is_named(
     assert str(missing) in exc.value.message and "engram init --global-path" in exc.value.message
     assert "none is configured" not in exc.value.message
     assert not missing.exists()
+
+
+def test_a_memory_of_the_other_scope_on_the_same_subject_is_shown(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glob = tmp_path / "global"
+    create_layout(glob)
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(glob))
+    roots = resolve_roots(project)
+    api.save_session_force(
+        roots, "TYPE: rule | TEXT: Always squash merge pull requests.", scope="global"
+    )
+    out = api.save(roots, "rule", "Never squash merge pull requests.", scope="workspace")
+    (c,) = out.data["candidates"]
+    assert c["verdict"] == "ADD" and c["deferred_reason"] == ""
+    (rel,) = c["related"]
+    assert rel["id"] == "always-squash-merge-pull-requests" and rel["scope"] == "global"
+    assert rel["hint"] == "contradicts (global)"
+    assert "contradicts (global)" in out.text

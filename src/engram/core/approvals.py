@@ -181,10 +181,13 @@ def judge_all(
     `strict` turns an UPDATE of a missing id, a type mismatch or a DEPENDS_ON cycle
     into errors (proposal time); the commit passes False and defers instead.
     """
-    from engram.core.verdicts import find_cycle, judge, sort_existing
+    from engram.core.verdicts import find_cycle, judge, other_scope_related, sort_existing
 
     target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
     existing = sort_existing([m for r in target_roots for m in durable_memories(r)])
+    others = sort_existing(
+        [m for r in roots.all if r not in target_roots for m in durable_memories(r)]
+    )
     visible_ids = {m.id for r in roots.all for m in durable_memories(r)}
     taken: set[str] = set()
     for r in target_roots:
@@ -198,6 +201,8 @@ def judge_all(
     problems: list[str] = []
     for c in cands:
         j = judge(c, existing, earlier, profiles=profiles)
+        if others:
+            j.related.extend(other_scope_related(c, others, profiles=profiles))
         v = j.verdict
         if c.update and c.update not in by_id:
             problems.append(

@@ -230,6 +230,43 @@ def judge(
     return Judgement(verdict, related, possible_duplicate)
 
 
+def other_scope_related(
+    cand: Candidate,
+    others: list[Memory],
+    *,
+    profiles: dict[tuple[str, str], Profile] | None = None,
+) -> list[dict[str, Any]]:
+    """Memories of a scope the candidate is not saved to that say the same or the opposite.
+
+    They never change the verdict (the candidate does not touch them), but both will
+    load side by side, so the human should see them in the preview.
+    """
+    cp = profile(cand.text)
+    out: list[tuple[float, dict[str, Any]]] = []
+    for m in others:
+        if m.type != cand.type:
+            continue
+        key = (m.scope, m.id)
+        mp = profiles.get(key) if profiles is not None else None
+        if mp is None:
+            mp = profile(memory_text(m))
+            if profiles is not None:
+                profiles[key] = mp
+        score = overlap(cp, mp)
+        if score >= SUPERSEDE_AT and _opposite(cp, mp):
+            hint = f"contradicts ({m.scope})"
+        elif score >= POSSIBLE_DUPLICATE_AT or _same_text(cp, mp):
+            hint = f"same subject ({m.scope})"
+        else:
+            continue
+        out.append(
+            (score, {"id": m.id, "type": m.type, "scope": m.scope, "score": round(score, 2),
+                     "hint": hint})
+        )  # fmt: skip
+    out.sort(key=lambda t: -t[0])
+    return [d for _, d in out[:MAX_RELATED]]
+
+
 def sort_existing(memories: list[Memory]) -> list[Memory]:
     """The deterministic comparison order: workspace before global, then id."""
     order = {"workspace": 0, "global": 1}
