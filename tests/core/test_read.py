@@ -268,9 +268,6 @@ def test_hand_written_injection_is_withheld_from_routed_packs(ws: Path, write_me
     assert by_id.text.startswith("> Warning:")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="core: load --id of an archived memory says 'search by topic'"
-)
 def test_load_id_of_an_archived_memory_says_it_is_archived(project: Path) -> None:
     roots = resolve_roots(project)
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Builds use Bazel.")
@@ -279,7 +276,6 @@ def test_load_id_of_an_archived_memory_says_it_is_archived(project: Path) -> Non
         api.load(roots, ids=["builds-use-bazel"])
 
 
-@pytest.mark.xfail(strict=True, reason="core: the pack header counts '1 bodies'")
 def test_pack_header_counts_in_good_english(project: Path) -> None:
     roots = resolve_roots(project)
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Builds use Bazel.")

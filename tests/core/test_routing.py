@@ -94,3 +94,17 @@ def test_a_weak_dependent_does_not_pull_its_prerequisites(project: Path, write_m
     keys = api.load(resolve_roots(project), "rabbitmq dead letter queue").data["selected_keys"]
     assert keys[0] == "queue-broker"
     assert "sign-commits" not in keys
+
+
+def test_a_trigger_phrase_routes_even_when_its_words_are_generic(
+    project: Path, write_memory
+) -> None:
+    root = ws_root(project)
+    write_memory(root, "skill", "regression-test-first", "Start with a failing regression test",
+                 "- reproduce it in a test first", triggers=["fix a bug"])  # fmt: skip
+    write_memory(root, "knowledge", "other-thing", "Queue broker", "- rabbitmq")
+    roots = resolve_roots(project)
+    assert api.load(roots, "please fix the bug in checkout").data["selected_keys"] == [
+        "regression-test-first"
+    ]
+    assert api.load(roots, "fix the typo").data["selected_keys"] == []

