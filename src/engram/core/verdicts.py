@@ -123,6 +123,17 @@ def profile(text: str) -> Profile:
     return Profile(core, neg, flags, " ".join(ws), bool(_REPLACE_MARKERS.search(text)))
 
 
+def _profile_of(m: Memory, profiles: dict | None) -> Profile:
+    """A memory's word profile, computed once per memory when a cache is given."""
+    key = (m.scope, m.id)
+    mp = profiles.get(key) if profiles is not None else None
+    if mp is None:
+        mp = profile(memory_text(m))
+        if profiles is not None:
+            profiles[key] = mp
+    return mp
+
+
 def memory_text(m: Memory) -> str:
     """What a memory says, for comparison: title, content and the balanced wording."""
     parts = [m.title, re.sub(r"^\s*[-*]\s+", "", m.content, flags=re.MULTILINE)]
@@ -171,12 +182,7 @@ def judge(
 
     scored: list[tuple[float, int, Memory, Profile]] = []
     for i, m in enumerate(existing):
-        key = (m.scope, m.id)
-        mp = profiles.get(key) if profiles is not None else None
-        if mp is None:
-            mp = profile(memory_text(m))
-            if profiles is not None:
-                profiles[key] = mp
+        mp = _profile_of(m, profiles)
         scored.append((overlap(cp, mp), i, m, mp))
     ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
 
@@ -246,12 +252,7 @@ def other_scope_related(
     for m in others:
         if m.type != cand.type:
             continue
-        key = (m.scope, m.id)
-        mp = profiles.get(key) if profiles is not None else None
-        if mp is None:
-            mp = profile(memory_text(m))
-            if profiles is not None:
-                profiles[key] = mp
+        mp = _profile_of(m, profiles)
         score = overlap(cp, mp)
         if score >= SUPERSEDE_AT and _opposite(cp, mp):
             hint = f"contradicts ({m.scope})"
