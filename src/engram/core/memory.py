@@ -21,7 +21,12 @@ KEY_ORDER = (
     "updated", "valid_from", "valid_until", "last_confirmed", "objective", "supersedes",
     "superseded_by", "archived_reason", "author_name", "author_email",
 )  # fmt: skip
-LIST_KEYS = ("tags", "triggers", "role", "depends_on")
+# Front matter keys read as plain strings, with no default of their own.
+PLAIN_STRING_KEYS = (
+    "level", "authority", "confidence", "created", "updated", "valid_from", "valid_until",
+    "last_confirmed", "tier", "objective", "supersedes", "superseded_by", "archived_reason",
+    "author_name", "author_email",
+)  # fmt: skip
 
 
 class MemoryParseError(ValueError):
@@ -322,23 +327,9 @@ def parse_memory(
         triggers=_as_list(fm.get("triggers")),
         role=[r.lower() for r in _as_list(fm.get("role") or fm.get("roles"))],
         depends_on=_as_list(fm.get("depends_on")),
-        level=_as_str(fm.get("level")),
-        authority=_as_str(fm.get("authority")),
-        confidence=_as_str(fm.get("confidence")),
         source=_as_str(fm.get("source")) or "manual",
         revision=max(revision, 1),
-        created=_as_str(fm.get("created")),
-        updated=_as_str(fm.get("updated")),
-        valid_from=_as_str(fm.get("valid_from")),
-        valid_until=_as_str(fm.get("valid_until")),
-        last_confirmed=_as_str(fm.get("last_confirmed")),
-        tier=_as_str(fm.get("tier")),
-        objective=_as_str(fm.get("objective")),
-        supersedes=_as_str(fm.get("supersedes")),
-        superseded_by=_as_str(fm.get("superseded_by")),
-        archived_reason=_as_str(fm.get("archived_reason")),
-        author_name=_as_str(fm.get("author_name")),
-        author_email=_as_str(fm.get("author_email")),
+        **{key: _as_str(fm.get(key)) for key in PLAIN_STRING_KEYS},
         content=content,
         variants=variants,
         origin=origin,

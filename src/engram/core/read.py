@@ -19,7 +19,7 @@ from engram.core.render import (
     render_compact,
     render_full,
 )
-from engram.core.results import Result
+from engram.core.results import Diagnostic, Result
 from engram.core.roots import Roots
 from engram.core.routing import (
     Candidate,
@@ -50,7 +50,7 @@ def open_read_context(roots: Roots, roles: list[str] | None = None) -> ReadConte
     index = open_index(roots)
     result = Result(text="")
     for level, code, message in index.diagnostics:
-        result.diagnostics.append(_diag(level, code, message))
+        result.diagnostics.append(Diagnostic(level, code, message))
     index.diagnostics.clear()
     for (scope, rel), reason in sorted(index.parse_errors.items()):
         root = roots.by_scope(scope)
@@ -69,12 +69,6 @@ def open_read_context(roots: Roots, roles: list[str] | None = None) -> ReadConte
         },
     )
     return ReadContext(roots, config, index, vis, result)
-
-
-def _diag(level: str, code: str, message: str):
-    from engram.core.results import Diagnostic
-
-    return Diagnostic(level, code, message)
 
 
 def _valid_roles(roles: list[str]) -> list[str]:
@@ -142,20 +136,21 @@ def _route(
     return select_with_prerequisites(ranked, lookup, limit)
 
 
+def _int_arg(name: str, value: object, lo: int, hi: int) -> int:
+    """A per-call integer option, checked with a message naming it and its range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise UsageError(f"invalid {name} {value!r}: expected an integer from {lo} to {hi}")
+    return value
+
+
 def _check_limit(limit: int | None, config: Config) -> int:
-    if limit is None:
-        return config.get("load.limit")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 32:
-        raise UsageError(f"invalid limit {limit!r}: expected an integer from 1 to 32")
-    return limit
+    return config.get("load.limit") if limit is None else _int_arg("limit", limit, 1, 32)
 
 
 def _check_budget(budget: int | None, config: Config) -> int:
     if budget is None:
         return config.get("load.budget_tokens")
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
-        raise UsageError(f"invalid budget_tokens {budget!r}: expected an integer from 1 to 1000000")
-    return budget
+    return _int_arg("budget_tokens", budget, 1, 1_000_000)
 
 
 def _check_query(query: str | None) -> str | None:
@@ -451,8 +446,7 @@ def search_memories(
     roots: Roots, query: str, *, limit: int = 10, roles: list[str] | None = None
 ) -> Result:
     query = _check_query(query) or ""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
-        raise UsageError(f"invalid limit {limit!r}: expected an integer from 1 to 200")
+    _int_arg("limit", limit, 1, 200)
     ctx = open_read_context(roots, roles)
     ranked = rank(ctx.index, query, ctx.vis, usage=ctx.index.usage(), weak_admits=True)[:limit]
     entries = [_entry(c) for c in ranked]
