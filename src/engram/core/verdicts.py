@@ -90,6 +90,10 @@ class Judgement:
     verdict: Verdict
     related: list[dict[str, Any]] = field(default_factory=list)
     possible_duplicate: str = ""  # id of a memory an ADD may duplicate
+    # True only when an UPDATE/SUPERSEDE/NOOP is clearly about the same fact (an explicit
+    # ``UPDATE: id`` or the same subject with high confidence); a forced save replaces a
+    # memory only then.
+    certain: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,13 +191,16 @@ def judge(
     ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
 
     verdict = Verdict("ADD")
+    certain = False
     if cand.update:
         target = next((m for m in existing if m.id == cand.update), None)
         verdict = Verdict("UPDATE", cand.update, target.scope if target else "")
+        certain = True
     else:
         for _score, _, m, mp in ranked:
             if _same_text(cp, mp):
                 verdict = Verdict("NOOP", m.id, m.scope)
+                certain = True
                 break
         else:
             for score, _, m, mp in ranked:
@@ -233,7 +240,7 @@ def judge(
         )
         if len(related) >= MAX_RELATED:
             break
-    return Judgement(verdict, related, possible_duplicate)
+    return Judgement(verdict, related, possible_duplicate, certain)
 
 
 def other_scope_related(
