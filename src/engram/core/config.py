@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engram.core.errors import EngramError, UsageError
+from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES
 from engram.core.roots import Roots, read_json_object, read_user_config, user_config_path
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
@@ -45,6 +46,22 @@ KEYS: dict[str, Key] = {
             lo=0,
             hi=200,
             help="most-used memories in resources/list",
+        ),
+        Key(
+            "limits.memory_file_bytes",
+            MEMORY_FILE_BYTES,
+            "int",
+            lo=4096,
+            hi=16 * 1024 * 1024,
+            help="largest memory file Engram reads; larger files are skipped and reported",
+        ),
+        Key(
+            "limits.front_matter_bytes",
+            FRONT_MATTER_BYTES,
+            "int",
+            lo=1024,
+            hi=1024 * 1024,
+            help="largest front matter of a memory file",
         ),
         Key("roles", [], "roles", help="active roles"),
         Key("rule_variant", "balanced", "enum", ("light", "balanced", "strict", "off")),
@@ -154,7 +171,7 @@ class Config:
 def load_config(roots: Roots) -> Config:
     layers: list[dict] = []
     if roots.workspace is not None:
-        layers.append(read_json_object(roots.workspace.config_path))
+        layers.append(read_json_object(roots.workspace.config_path, roots.workspace))
     layers.append(read_user_config())
     return Config(layers)
 
@@ -179,8 +196,10 @@ def set_config_value(roots: Roots, name: str, value: Any, *, user: bool = False)
             "global_path is a user setting; use `engram config set --user global_path PATH`"
         )
     path = config_file_for(roots, user)
-    data = read_json_object(path)
+    root = None if user else roots.workspace  # the user's own folder may be a link they made
+    data = read_json_object(path, root)
     _set_nested(data, name, value)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    if root is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n", root=root)
     return value

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file
 if TYPE_CHECKING:
     from engram.core.watch import FolderWatch
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"  # 6: flags cover every shown field and secrets
 FULL_SCAN_INTERVAL_S = 1.0
 WATCHED_FULL_SCAN_S = 60.0  # with kernel change notification, a safety-net full comparison
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
@@ -79,17 +78,10 @@ def split_list(value: str | None) -> list[str]:
 
 
 def unsafe_reason(mem: Memory) -> str:
-    """Why a memory's text reads like an instruction aimed at the agent (hand edits), if it does."""
-    from engram.core.safety import find_injection
+    """What the read path must do with a memory (withhold, redact), as the stored flag ('' clean)."""
+    from engram.core.inputs import memory_findings
 
-    text = "\n".join(
-        (mem.title, mem.content, *mem.variants.values(), mem.origin, mem.extra_sections)
-    )
-    # Code is quoted data (`<style>` as a placeholder, a shell line): only prose can instruct.
-    text = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
-    text = re.sub(r"`[^`\n]*`", " ", text)
-    refusal = find_injection(text)
-    return refusal.kind if refusal else ""
+    return memory_findings(mem).encode()
 
 
 def fts_body(mem: Memory) -> str:

@@ -30,7 +30,24 @@ PLAIN_STRING_KEYS = (
 
 
 class MemoryParseError(ValueError):
-    """A memory file that cannot be read; carries the reason for verify/doctor."""
+    """A memory file that cannot be read; carries the reason and a stable code for verify/doctor."""
+
+    def __init__(self, message: str, code: str = "memory.parse_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# What one memory file may cost (defaults of the `limits.*` configuration keys). The largest
+# load budget is 100,000 tokens (~400 KB for a whole pack) and a default pack is 1,500 tokens
+# (~6 KB): a 256 KiB memory is far beyond anything a load shows, yet reading and parsing one
+# costs about a millisecond. Engram writes a front matter of 20-30 short lines (under 2 KB);
+# 16 KiB leaves room for long hand-written tag and trigger lists.
+MEMORY_FILE_BYTES = 256 * 1024
+FRONT_MATTER_BYTES = 16 * 1024
+# Front matter is a flat mapping of short values: bounds on its shape (not configurable).
+MAX_LIST_ITEMS = 256
+MAX_DEPTH = 8
+MAX_VALUES = 4096
 
 
 # Every field after id and type, with its default (lists and dicts are copied per memory).
@@ -187,23 +204,117 @@ def _fast_yaml(text: str) -> dict[str, Any] | None:
     return out
 
 
+_PLAIN_RULE = (
+    "front matter is plain data: YAML anchors (&), aliases (*), tags (!) and merge keys (<<) "
+    "are not allowed; write each value out"
+)
+
+
+def _not_plain(what: str, line: int) -> MemoryParseError:
+    return MemoryParseError(
+        f"front matter uses {what} on line {line}; {_PLAIN_RULE}",
+        code="memory.front_matter_not_plain",
+    )
+
+
+def _too_complex(what: str, line: int) -> MemoryParseError:
+    return MemoryParseError(
+        f"front matter {what} (line {line}); front matter is a flat list of keys with short values",
+        code="memory.front_matter_too_complex",
+    )
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len("tag:yaml.org,2002:") :] if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+def _check_plain_yaml(text: str, loader: Any) -> None:
+    """Walk the YAML event stream and refuse anything but plain, bounded data.
+
+    Aliases are what make a few hundred bytes expand to gigabytes (billion laughs); tags
+    construct arbitrary types; merge keys pull aliased maps in. None of them has a place in
+    a memory's front matter, so they are refused before any value is built.
+    """
+    import yaml
+
+    depth = 0
+    values = 0
+    items: list[list[int]] = []  # [values seen, most allowed] of each open collection
+    for ev in yaml.parse(text, Loader=loader):
+        line = ev.start_mark.line + 2  # the file's line: front matter starts after '---'
+        if isinstance(ev, yaml.AliasEvent):
+            raise _not_plain(f"a YAML alias (*{ev.anchor})", line)
+        if isinstance(ev, yaml.NodeEvent) and ev.anchor:
+            raise _not_plain(f"a YAML anchor (&{ev.anchor})", line)
+        if isinstance(ev, yaml.ScalarEvent | yaml.CollectionStartEvent):
+            if ev.tag:
+                raise _not_plain(f"a YAML tag ({_short_tag(ev.tag)})", line)
+            values += 1
+            if values > MAX_VALUES:
+                raise _too_complex(f"has more than {MAX_VALUES} values", line)
+            if items:
+                items[-1][0] += 1
+                if items[-1][0] > items[-1][1]:
+                    raise _too_complex(
+                        f"has a list or mapping of more than {MAX_LIST_ITEMS} items", line
+                    )
+        if isinstance(ev, yaml.ScalarEvent) and ev.value == "<<" and not ev.style:
+            raise _not_plain("a YAML merge key (<<)", line)
+        if isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _too_complex(f"nests deeper than {MAX_DEPTH} levels", line)
+            # A mapping's events are its keys and values: twice as many as its items.
+            mapping = isinstance(ev, yaml.MappingStartEvent)
+            items.append([0, 2 * MAX_LIST_ITEMS if mapping else MAX_LIST_ITEMS])
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
+            items.pop()
+
+
+def _plain(value: Any) -> Any:
+    """YAML values as JSON-ready data: dates become ISO strings, keys become strings."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, float) and (value != value or abs(value) == float("inf")):
+        return str(value)  # JSON has no NaN or infinity
+    return value
+
+
+def _check_fast_lists(data: dict[str, Any]) -> dict[str, Any]:
+    if len(data) > MAX_VALUES:
+        raise _too_complex(f"has more than {MAX_VALUES} keys", 2)
+    for key, value in data.items():
+        if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
+            raise _too_complex(f"list {key!r} has more than {MAX_LIST_ITEMS} items", 2)
+    return data
+
+
 def _load_front_matter(text: str) -> dict[str, Any]:
     data = _fast_yaml(text)
-    if data is not None:
-        return data
+    if data is not None:  # the fast path never accepts '&', '*', '!' or '<<'
+        return _check_fast_lists(data)
     import yaml  # lazy: only unusual hand-written front matter pays for it
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        _check_plain_yaml(text, loader)
+        loaded = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise MemoryParseError(
             f"front matter is not valid YAML: {str(exc).splitlines()[0]}"
         ) from exc
+    except RecursionError as exc:  # belt and braces: depth is bounded above
+        raise _too_complex(f"nests deeper than {MAX_DEPTH} levels", 2) from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
         raise MemoryParseError("front matter must be a mapping of keys to values")
-    return loaded
+    return _plain(loaded)
 
 
 def _as_list(value: Any) -> list[str]:
@@ -224,8 +335,8 @@ def _as_str(value: Any) -> str:
     return str(value).strip()
 
 
-def split_front_matter(text: str) -> tuple[str, str]:
-    """Split `---` front matter from the body; tolerant of BOM and CRLF."""
+def split_front_matter(text: str, max_bytes: int = FRONT_MATTER_BYTES) -> tuple[str, str]:
+    """Split `---` front matter from the body; tolerant of BOM and CRLF; bounded in size."""
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if not text.startswith("---"):
         raise MemoryParseError("missing YAML front matter (the file must start with a '---' line)")
@@ -236,6 +347,13 @@ def split_front_matter(text: str) -> tuple[str, str]:
     if not end:
         raise MemoryParseError("front matter is not closed by a '---' line")
     fm = text[first_nl + 1 : first_nl + 1 + end.start()]
+    if len(fm) > max_bytes // 4 and len(fm.encode("utf-8")) > max_bytes:
+        raise MemoryParseError(
+            f"front matter is {len(fm.encode('utf-8')):,} bytes, over the {max_bytes:,}-byte "
+            "limit (move long text into the body, or raise limits.front_matter_bytes in "
+            "config.json and run `engram rebuild-index`)",
+            code="memory.front_matter_too_large",
+        )
     body = text[first_nl + 1 + end.end() :].lstrip("\n")
     return fm, body
 
@@ -293,9 +411,10 @@ def parse_memory(
     *,
     default_type: str | None = None,
     scope: str = "workspace",
+    max_front_matter: int = FRONT_MATTER_BYTES,
 ) -> Memory:
     """Parse one memory file. Missing optional keys get defaults; bad required ones raise."""
-    fm_text, body = split_front_matter(text)
+    fm_text, body = split_front_matter(text, max_front_matter)
     fm = _load_front_matter(fm_text)
     mid = _as_str(fm.get("id")) or (path.stem if path else "")
     if not ID_RE.match(mid):

@@ -1,0 +1,324 @@
+"""Untrusted input: text from people, agents and repositories, checked before Engram uses it.
+
+Three kinds of input reach Engram from outside: command-line arguments and stdin, MCP tool
+arguments (JSON strings may hold lone surrogates such as "\\ud800"), and memory files on
+disk, which may come from a cloned repository nobody reviewed. This module gives each one
+clear, bounded checks: printable UTF-8 text with the field named on error, files read only
+up to a configured size, and every field of a parsed memory checked for text aimed at the
+agent (withheld) and for secrets (redacted) before it is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+
+from engram.core.errors import UsageError
+from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
+
+if TYPE_CHECKING:
+    from engram.core.roots import Root
+
+# C0 and C1 control characters other than tab, line feed and carriage return.
+_CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_BAD_FILE_CHAR = re.compile(f"[{_CONTROL}]")
+_BAD_ARG_CHAR = re.compile(f"[{_CONTROL}\ud800-\udfff]")
+_CHAR_NAMES = {0x00: "a NUL character", 0x1B: "an ESC character", 0x7F: "a DEL character"}
+PRINTABLE_HINT = "printable UTF-8 text (tabs and line breaks are allowed)"
+
+
+def _describe(ch: str) -> str:
+    cp = ord(ch)
+    if 0xDC80 <= cp <= 0xDCFF:  # how Python carries an undecodable byte of argv or a file name
+        return f"a byte that is not UTF-8 (0x{cp - 0xDC00:02X})"
+    if 0xD800 <= cp <= 0xDFFF:
+        return f"a lone surrogate U+{cp:04X} (half of a UTF-16 pair, not a character)"
+    return _CHAR_NAMES.get(cp, f"a control character U+{cp:04X}")
+
+
+def text_problem(text: str) -> str | None:
+    """What makes `text` unusable as memory text ('contains a NUL character at position 3')."""
+    m = _BAD_ARG_CHAR.search(text)
+    if m is None:
+        return None
+    return f"contains {_describe(m.group())} at position {m.start()}"
+
+
+def check_text(value: str, field: str, what: str = "memory text") -> str:
+    """`value` unchanged when it is printable text; a UsageError naming `field` otherwise."""
+    problem = text_problem(value)
+    if problem:
+        raise UsageError(f"{field}: {problem}; {what} must be {PRINTABLE_HINT}")
+    return value
+
+
+def check_strings(value: Any, field: str, what: str = "Engram input") -> None:
+    """Check every string inside a JSON-like value (MCP arguments), naming where it sits."""
+    if isinstance(value, str):
+        check_text(value, field, what)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(str(key), f"{field} (a key)", what)
+            check_strings(item, f"{field}.{key}", what)
+    elif isinstance(value, list | tuple):
+        for n, item in enumerate(value):
+            check_strings(item, f"{field}[{n}]", what)
+
+
+def decode_input(raw: bytes, field: str, what: str = "memory text") -> str:
+    """Bytes from stdin or a file as text; a clear error for non-UTF-8 or control bytes."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{field}: is not valid UTF-8 (byte 0x{raw[exc.start]:02X} at position {exc.start}); "
+            f"{what} must be {PRINTABLE_HINT}"
+        ) from exc
+    return check_text(text, field, what)
+
+
+# ---------------------------------------------------------------- memory files on disk
+
+
+class FileLimits(NamedTuple):
+    """What one memory file may cost: its size and the size of its front matter, in bytes."""
+
+    file_bytes: int
+    front_matter_bytes: int
+
+
+_LIMITS_TTL_S = 1.0
+_limits_cache: dict[str, tuple[float, FileLimits]] = {}
+
+
+def file_limits(root: Root) -> FileLimits:
+    """The limits for files of `root`: its config.json, then the user's, then the defaults.
+
+    Cached for a second: a full index build reads thousands of files, and a long-lived
+    server still sees an edited limit almost at once.
+    """
+    key = str(root.path)
+    now = time.monotonic()
+    hit = _limits_cache.get(key)
+    if hit is not None and now - hit[0] < _LIMITS_TTL_S:
+        return hit[1]
+    from engram.core.config import Config
+    from engram.core.roots import read_json_object, read_user_config
+
+    try:
+        cfg = Config([read_json_object(root.config_path), read_user_config()])
+        limits = FileLimits(
+            cfg.get("limits.memory_file_bytes"), cfg.get("limits.front_matter_bytes")
+        )
+    except Exception:  # an unreadable config never lifts the limits
+        limits = FileLimits(MEMORY_FILE_BYTES, FRONT_MATTER_BYTES)
+    _limits_cache[key] = (now, limits)
+    return limits
+
+
+def too_large(size: int, limit: int) -> MemoryParseError:
+    return MemoryParseError(
+        f"file is {size:,} bytes, over the {limit:,}-byte limit for a memory file; it was not "
+        "read (split it into smaller memories, or raise limits.memory_file_bytes in config.json "
+        "and run `engram rebuild-index`)",
+        code="memory.too_large",
+    )
+
+
+def read_bounded(fh: BinaryIO, limit: int) -> bytes:
+    """The bytes of an open file, refusing (without reading it whole) one over `limit` bytes."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > limit:
+        raise too_large(size, limit)
+    raw = fh.read(limit + 1)
+    if len(raw) > limit:  # it grew since the stat
+        raise too_large(len(raw), limit)
+    return raw
+
+
+def decode_memory_file(raw: bytes) -> str:
+    """A memory file's text: UTF-8 without control characters, else a per-file error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise MemoryParseError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02X} at offset {exc.start}, line {line}); "
+            "memory files must be printable UTF-8",
+            code="memory.not_text",
+        ) from exc
+    m = _BAD_FILE_CHAR.search(text)
+    if m is not None:
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        raise MemoryParseError(
+            f"contains {_describe(m.group())} at line {line}, column {col}; memory files must "
+            "be printable UTF-8",
+            code="memory.not_text",
+        )
+    return text
+
+
+# ---------------------------------------------------------------- what a memory shows the agent
+
+# Fields that are Engram's own bookkeeping or the author's attribution (from git config):
+# checked for injection like every field, but never "redacted" as personal data.
+_NOT_REDACTED = frozenset(
+    {"id", "type", "author_name", "author_email", "created", "updated", "valid_from",
+     "valid_until", "last_confirmed", "schema_version", "revision"}
+)  # fmt: skip
+_FENCED = re.compile(r"(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1[`~]*[ \t]*(?=\n|$)|\Z)", re.DOTALL)
+_INLINE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+# A run of four or more words: prose, whether it stands in a comment or a string literal.
+_PROSE_RUN = re.compile(r"[^\W\d_]+(?:[ \t,;:'\"’-]+[^\W\d_]+){3,}")
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # blank letters: invisible, not format
+
+
+def _hidden_char(text: str) -> str:
+    """An invisible or direction-changing character in `text` (format characters), or ''."""
+    if text.isascii():
+        return ""
+    import unicodedata
+
+    for ch in text:
+        if ord(ch) > 127 and (ch in _FILLERS or unicodedata.category(ch) == "Cf"):
+            return f"hidden character U+{ord(ch):04X}"
+    return ""
+
+
+def shown_fields(mem: Memory) -> Iterator[tuple[str, str]]:
+    """(field, text) for every string a rendering of `mem` may show, front matter included."""
+    for name, value in vars(mem).items():
+        yield from _leaves(name, value)
+
+
+def _leaves(name: str, value: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        if value:
+            yield name, value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _leaves(name, item, depth + 1)
+    elif isinstance(value, dict) and depth < 16:
+        for key, item in value.items():
+            label = f"front matter {key}" if name == "extra" else name
+            yield from _leaves(label, str(key), depth + 1)
+            yield from _leaves(label, item, depth + 1)
+    elif value is not None and not isinstance(value, bool | int | float):
+        yield name, str(value)
+
+
+def split_code(text: str) -> tuple[str, str]:
+    """(prose, code): the text with code spans blanked out, and the code spans themselves."""
+    if "`" not in text and "~~~" not in text:
+        return text, ""
+    code: list[str] = []
+
+    def take(m: re.Match[str]) -> str:
+        code.append(m.group(0))
+        return " "
+
+    prose = _INLINE.sub(take, _FENCED.sub(take, text))
+    return prose, "\n".join(code)
+
+
+def _field_injection(text: str) -> str:
+    """Why `text` reads like an instruction to the agent, or ''; code counts where it is prose."""
+    from engram.core.safety import find_injection
+
+    prose, code = split_code(text)
+    hit = find_injection(prose)
+    if hit is not None:
+        return hit.kind
+    if not code:
+        return ""
+    # Code is quoted data (`<style>` as a placeholder, `curl … | sh` in a runbook) and is not
+    # read as instructions, but a comment or string in it can still be addressed to the
+    # agent: its runs of words are checked, and so are characters that hide text.
+    hidden = _hidden_char(code)
+    if hidden:
+        return f"{hidden} in a code span"
+    runs = "\n".join(m.group(0) for m in _PROSE_RUN.finditer(code))
+    hit = find_injection(runs) if runs else None
+    return f"{hit.kind} (in a code span)" if hit is not None else ""
+
+
+def find_unsafe_field(mem: Memory) -> str:
+    """'<field>: <reason>' for the first field that reads like an instruction to the agent."""
+    for name, text in shown_fields(mem):
+        if name in ("id", "type"):
+            continue
+        reason = _field_injection(text)
+        if reason:
+            return f"{name}: {reason}"
+    return ""
+
+
+def find_secret_kinds(mem: Memory) -> list[str]:
+    """The kinds of secret or personal data `redact` finds in the fields shown to the agent."""
+    from engram.core.safety import redact
+
+    text = "\n".join(t for name, t in shown_fields(mem) if name not in _NOT_REDACTED)
+    return sorted(set(redact(text).kinds)) if text else []
+
+
+class Findings(NamedTuple):
+    """What the read path must do with one memory: withhold it, or redact it first."""
+
+    unsafe: str  # '<field>: <reason>' when the memory is withheld
+    secrets: list[str]  # kinds of secret found (redacted before the agent sees them)
+
+    def encode(self) -> str:
+        import json
+
+        if not self.unsafe and not self.secrets:
+            return ""
+        return json.dumps({"unsafe": self.unsafe, "secrets": self.secrets})
+
+
+def memory_findings(mem: Memory) -> Findings:
+    return Findings(find_unsafe_field(mem), find_secret_kinds(mem))
+
+
+def title_findings(title: str) -> Findings:
+    """Findings of a title alone: what a listing of every card can afford to check."""
+    from engram.core.safety import redact
+
+    reason = _field_injection(title) if title else ""
+    secrets = sorted(set(redact(title).kinds)) if title else []
+    return Findings(f"title: {reason}" if reason else "", secrets)
+
+
+def decode_findings(flag: str | None) -> Findings:
+    """Findings from the index's stored flag ('' when the memory is clean)."""
+    if not flag:
+        return Findings("", [])
+    import json
+
+    try:
+        data = json.loads(flag)
+        return Findings(str(data.get("unsafe") or ""), [str(k) for k in data.get("secrets", [])])
+    except (ValueError, AttributeError, TypeError):
+        return Findings(flag, [])  # a plain reason
+
+
+def redacted_memory(mem: Memory) -> Memory:
+    """A copy of `mem` with secrets in every shown field replaced by `[REDACTED:<kind>]`."""
+    from engram.core.safety import redact
+
+    def clean(name: str, value: Any, depth: int = 0) -> Any:
+        if name in _NOT_REDACTED:
+            return value
+        if isinstance(value, str):
+            return redact(value).text if value else value
+        if isinstance(value, list):
+            return [clean(name, v, depth + 1) for v in value]
+        if isinstance(value, dict) and depth < 16:
+            return {k: clean(name, v, depth + 1) for k, v in value.items()}
+        return value
+
+    fields = {k: clean(k, v) for k, v in vars(mem).items()}
+    return Memory(**fields)
