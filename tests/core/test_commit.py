@@ -94,13 +94,20 @@ def test_update_bumps_revision_and_keeps_created(project: Path, write_memory) ->
                  created="2023-01-02", revision=3)  # fmt: skip
     api.verify(resolve_roots(project), accept_all=True)
     roots = resolve_roots(project)
+    before = (root_of(project) / "knowledge/invoice-retries.md").read_bytes()
     out = api.save_session_force(
         roots, "TYPE: knowledge | TEXT: Invoice retries use jitter. | UPDATE: invoice-retries"
     )
-    assert out.data["written"] == [
-        {"id": "invoice-retries", "scope": "workspace", "file": "knowledge/invoice-retries.md",
-         "verdict": "UPDATE"}
-    ]  # fmt: skip
+    (w,) = out.data["written"]
+    assert {k: w[k] for k in ("id", "scope", "file", "verdict")} == {
+        "id": "invoice-retries", "scope": "workspace", "file": "knowledge/invoice-retries.md",
+        "verdict": "UPDATE"}  # fmt: skip
+    assert w["previous"] == {"revision": 3, "file": "archive/invoice-retries.r3.md"}
+    assert (root_of(project) / "archive/invoice-retries.r3.md").read_bytes() == before
+    assert (
+        "+- Invoice retries use jitter." in w["diff"]
+        and "archive/invoice-retries.r3.md" in out.text
+    )
     m = load(project, "knowledge/invoice-retries.md")
     assert m.revision == 4 and m.created == "2023-01-02" and "jitter" in m.content
     assert_verify_clean(project)

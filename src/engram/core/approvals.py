@@ -44,6 +44,9 @@ _TOKEN_RE = re.compile(r"^eng1_([0-9a-f]{12})_([0-9a-f]{1,12})_([A-Za-z0-9_-]{43
 SCOPES = ("workspace", "global", "both")
 SOURCES = {"save": "manual", "save_session": "session", "note": "note", "promote": "note"}
 DECLINED_DEFAULT = "approval was declined in the approval dialog"
+MAX_WAITING = 24  # proposals waiting for approval at once (each up to 50 candidates)
+MAX_MARKERS = 256  # used/declined tokens remembered until their expiry
+DIFF_LINES = 14  # lines of unified diff shown for a replaced memory
 
 
 def now() -> float:
@@ -233,6 +236,7 @@ def judge_all(
                 f"possible duplicate of {dup}; review it, then propose again with UPDATE: "
                 f"{dup} to change it, or reword the candidate to say what differs"
             )
+        explicit = bool(c.update) and v.kind == "UPDATE" and v.target == c.update
         out.append(
             {
                 **c.as_dict(),
@@ -242,6 +246,10 @@ def judge_all(
                 "verdict_line": v.line(),
                 "related": j.related,
                 "deferred_reason": deferred,
+                "certain": bool(getattr(j, "certain", False)) or explicit,
+                "replaces": replaced_files(target_roots, v.target, c.text)
+                if v.kind in ("UPDATE", "SUPERSEDE") and v.target
+                else [],
                 "_missing": missing,
             }
         )
@@ -261,6 +269,58 @@ def judge_all(
     if problems and strict:
         raise UsageError("; ".join(dict.fromkeys(problems)))
     return out
+
+
+def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str, Any]]:
+    """The files an UPDATE/SUPERSEDE of `mid` replaces: where, which revision, its hash, a diff.
+
+    The hash is frozen in the proposal (and covered by its MAC), so the commit can refuse
+    to replace a file that a person or a `git pull` changed after the human approved.
+    """
+    from engram.core.memory import MemoryParseError
+    from engram.core.store import file_hash, find_memory_file, read_memory_file
+
+    out: list[dict[str, Any]] = []
+    for root in roots:
+        path = find_memory_file(root, mid, tuple(TYPE_DIRS.values()))
+        if path is None:
+            continue
+        rel = f"{path.parent.name}/{path.name}"
+        try:
+            mem, raw = read_memory_file(root, rel)
+        except (MemoryParseError, OSError):
+            continue
+        out.append(
+            {
+                "scope": root.scope,
+                "file": rel,
+                "revision": mem.revision,
+                "hash": file_hash(raw),
+                "diff": memory_diff(mem.content, new_text, f"{root.scope}:{rel}"),
+            }
+        )
+    return out
+
+
+def memory_diff(old_content: str, new_text: str, label: str) -> list[str]:
+    """A short unified diff of a memory's content bullets and the text replacing them."""
+    import difflib
+
+    from engram.core.commit import content_of
+
+    lines = list(
+        difflib.unified_diff(
+            old_content.strip().splitlines(),
+            content_of(new_text).splitlines(),
+            fromfile=f"{label} (now)",
+            tofile="approved text",
+            lineterm="",
+            n=1,
+        )
+    )
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... ({len(lines) - DIFF_LINES} more diff lines)"]
+    return lines
 
 
 def build_payload(
@@ -312,10 +372,15 @@ def new_token(root: Root, expires_at: int) -> str:
 
 
 def read_pending(root: Root) -> dict[str, Any]:
+    from engram.core.errors import ContainmentError
+    from engram.core.store import read_bytes
+
     try:
-        data = json.loads(root.pending_path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(root, root.pending_path))
     except FileNotFoundError:
         return {}
+    except ContainmentError:
+        raise  # a linked pending file is named, not silently replaced
     except (OSError, ValueError):
         return {}  # a broken pending file only loses pending proposals; it is rewritten
     entries = data.get("entries") if isinstance(data, dict) else None
@@ -326,16 +391,39 @@ def write_pending(root: Root, entries: dict[str, Any]) -> None:
     from engram.core.store import atomic_write
 
     payload = {"schema_version": PENDING_SCHEMA, "entries": entries}
-    atomic_write(root.pending_path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    atomic_write(root.pending_path, json.dumps(payload, indent=2, sort_keys=True) + "\n", root=root)
+
+
+def _expiry(entry: Any) -> float:
+    value = entry.get("expires_at", 0) if isinstance(entry, dict) else 0
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def prune(entries: dict[str, Any], at: float) -> bool:
-    expired = [
-        k for k, v in entries.items() if not isinstance(v, dict) or v.get("expires_at", 0) <= at
-    ]
-    for k in expired:
+    """Drop expired and malformed entries, then keep the file bounded (R-APP-5).
+
+    A used or declined token needs only its expiry (to say "already used" or why it was
+    declined until the token would have expired; after that its shape alone refuses it),
+    so markers are small. At most MAX_WAITING proposals wait at once, and at most
+    MAX_MARKERS markers are kept: the oldest go first. A dropped proposal's token is then
+    "unknown" (never accepted), so single use holds and the file's cost stays constant.
+    """
+    dropped = [k for k, v in entries.items() if not isinstance(v, dict) or _expiry(v) <= at]
+    for k in dropped:
         del entries[k]
-    return bool(expired)
+    waiting = sorted(
+        (k for k, v in entries.items() if v.get("status") == "pending"),
+        key=lambda k: _expiry(entries[k]),
+    )
+    markers = sorted(
+        (k for k, v in entries.items() if v.get("status") != "pending"),
+        key=lambda k: _expiry(entries[k]),
+    )
+    over = waiting[: max(0, len(waiting) - MAX_WAITING)]
+    over += markers[: max(0, len(markers) - MAX_MARKERS)]
+    for k in over:
+        del entries[k]
+    return bool(dropped or over)
 
 
 def _iso(ts: float) -> str:
@@ -352,7 +440,6 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
 
     with root_lock(root):
         entries = read_pending(root)
-        prune(entries, now())
         entries[token_hash(token)] = {
             "status": "pending",
             "expires_at": expires_at,
@@ -360,6 +447,7 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
             "proposal": payload,
             "mac": proposal_mac(token, payload),
         }
+        prune(entries, now())  # after adding: the newest proposal is never the one dropped
         write_pending(root, entries)
     return token, expires_at
 
@@ -392,11 +480,15 @@ def check_token_shape(roots: Roots, token: str) -> int:
     return expires_at
 
 
-def take_proposal(roots: Roots, token: str, *, consume_check: Any = None) -> dict[str, Any]:
+def take_proposal(
+    roots: Roots, token: str, *, consume_check: Any = None, spend: bool = True
+) -> dict[str, Any]:
     """Validate the token and return its frozen proposal; marks it used. Call under lock.
 
     `consume_check(payload)` runs before the token is marked used, so that bad
-    arguments (`--approve 7` of 3) fail without spending the token.
+    arguments (`--approve 7` of 3) fail without spending the token. With
+    `spend=False` the caller spends it later with `spend_token`, once its write is
+    durable.
     """
     token = token.strip()
     check_token_shape(roots, token)
@@ -409,7 +501,8 @@ def take_proposal(roots: Roots, token: str, *, consume_check: Any = None) -> dic
         if pruned:
             write_pending(root, entries)
         raise ApprovalError(
-            "approval token is unknown here: it was never issued for this workspace, or "
+            "approval token is unknown here: it was never issued for this workspace, "
+            f"more than {MAX_WAITING} newer proposals were made after it, or "
             "pending-approvals.json was cleared; propose again",
             code="approval.unknown",
         )
@@ -438,9 +531,27 @@ def take_proposal(roots: Roots, token: str, *, consume_check: Any = None) -> dic
         )
     if consume_check is not None:
         consume_check(payload)
-    entries[key] = {"status": "used", "expires_at": entry["expires_at"]}
-    write_pending(root, entries)
+    if spend:
+        entries[key] = {"status": "used", "expires_at": entry["expires_at"]}
+        write_pending(root, entries)
+    elif pruned:
+        write_pending(root, entries)
     return payload
+
+
+def spend_token(root: Root, key: str, expires_at: int) -> None:
+    """Mark the token with hash `key` used (idempotent). Call under the root's lock.
+
+    The commit calls this only once its files are durable (see `engram.core.commit`),
+    so a process killed before that leaves the token working.
+    """
+    entries = read_pending(root)
+    prune(entries, now())
+    if int(expires_at) > now():
+        entries[key] = {"status": "used", "expires_at": int(expires_at)}
+    else:
+        entries.pop(key, None)  # its expiry alone refuses it now
+    write_pending(root, entries)
 
 
 def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) -> Result:
@@ -500,6 +611,12 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
         if c.get("note"):
             lines.append(f"   Objective: {c['note']['objective']}")
         lines.append(f"   Verdict: {c['verdict_line']}")
+        for t in c.get("replaces") or []:
+            kept = "archived" if c["verdict"]["kind"] == "SUPERSEDE" else "kept in archive/"
+            lines.append(
+                f"   Replaces: {t['scope']}:{t['file']} (revision {t['revision']}, {kept})"
+            )
+            lines.extend(f"     {d}" for d in t.get("diff") or [])
         for r in c.get("related", []):
             lines.append(f"   Related: {r['id']} ({r['type']}, {r['hint']}, score {r['score']})")
         if c.get("deferred_reason"):
@@ -536,6 +653,10 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
                 "target": c["verdict"]["target"],
                 "related": c["related"],
                 "deferred_reason": c["deferred_reason"],
+                "replaces": [
+                    {k: t[k] for k in ("scope", "file", "revision", "diff")}
+                    for t in c.get("replaces") or []
+                ],
             }
             for c in payload["candidates"]
         ],

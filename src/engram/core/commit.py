@@ -2,11 +2,27 @@
 
 Every write happens under the write lock of each root it touches (always taken in the
 same order). A commit first decides everything (which candidates are written, which
-are deferred and why), then records the complete set of file changes in a journal
-(`cache/commit-journal.json`, written atomically), then applies them one atomic
-rename at a time and updates `hashes.json`, then removes the journal. A process
-killed in the middle leaves every file old or new; the next write to that root (or
-`recover_interrupted`) replays the journal, so the files and the manifest agree again.
+are deferred and why), then makes its changes durable in this order:
+
+1. Check every change before anything is written: each text encodes as UTF-8, no
+   target or type folder is a symbolic link, the manifest parses. A commit refused
+   here changed nothing, and its approval token still works.
+2. Write the journal (`cache/commit-journal.json` of the primary root, atomically):
+   for every root, each file's content before and after, `hashes.json` included, and
+   the hash of the approval token being spent. This rename is the commit point.
+3. For every other root: write its own journal (so that root can finish alone), apply
+   its files one atomic rename at a time, then remove its journal. Then the primary.
+4. Spend the token in `pending-approvals.json`, then remove the journal.
+
+A process killed before step 2 changed nothing and its token still works; killed
+after, the next write or `verify` (`recover_interrupted`) rolls the journal forward
+and then spends the token, so the memory is written exactly once; a re-run of
+`engram commit` with that token reports the finished commit. Each step only moves a
+file from its recorded "before" to its "after" content, so finishing twice is
+harmless and nothing a person changed in the meantime is overwritten: a journal
+that cannot be finished (a file changed by hand, a link, a read-only folder, a full
+disk) is rolled back as far as it safely can, set aside in `cache/` with a message,
+and never blocks the next write.
 """
 
 from __future__ import annotations
@@ -16,6 +32,7 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,94 +42,421 @@ from engram.core.candidates import Candidate, parse_candidates
 from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
-from engram.core.roots import ARCHIVE_DIR, TYPE_DIRS, WORKING_DIR, Root, Roots
+from engram.core.roots import ARCHIVE_DIR, MANIFEST_FILE, TYPE_DIRS, WORKING_DIR, Root, Roots
 
 JOURNAL_FILE = "commit-journal.json"
+JOURNAL_VERSION = 2
+SET_ASIDE_PREFIX = "commit-journal.failed-"
 MANAGED_PREFIXES = tuple(f"{d}/" for d in (*TYPE_DIRS.values(), ARCHIVE_DIR))
+WRITABLE_DIRS = (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR)
+
+FileChanges = dict[str, str | None]  # rel path -> new text (None removes the file)
 
 
 # ---------------------------------------------------------------- journal (crash safety)
+
+
+class _Conflict(Exception):
+    """A file is neither in its recorded "before" nor "after" state."""
+
+
+@dataclass
+class Recovery:
+    """What finishing (or setting aside) an interrupted commit did, for the person."""
+
+    scope: str
+    finished: bool
+    token_key: str | None = None
+    outcome: dict[str, Any] | None = None
+    message: str = ""
 
 
 def _journal_path(root: Root) -> Path:
     return root.cache_dir / JOURNAL_FILE
 
 
-def _write_journal(root: Root, changes: dict[str, str | None]) -> None:
-    from engram.core.store import atomic_write
-
-    root.cache_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(root.cache_dir / JOURNAL_FILE, json.dumps({"changes": changes}, sort_keys=True))
-
-
-def _apply_changes(root: Root, changes: dict[str, str | None]) -> None:
-    """Write or remove each file (atomically), then record managed files in hashes.json."""
-    from engram.core.safety import inside
-    from engram.core.store import atomic_write, file_hash, update_manifest
-
-    manifest: dict[str, str | None] = {}
-    for rel, content in sorted(changes.items(), key=lambda kv: kv[1] is None):
-        path = inside(root.path, _rel_path(rel))
-        if content is None:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            digest = None
-        else:
-            raw = content.encode("utf-8")
-            atomic_write(path, raw)
-            digest = file_hash(raw)
-        if rel.startswith(MANAGED_PREFIXES):
-            manifest[rel] = digest
-    if manifest:
-        update_manifest(root, manifest)
-
-
 def _rel_path(rel: str) -> Path:
     p = PurePosixPath(rel)
-    if p.is_absolute() or ".." in p.parts or len(p.parts) != 2:
+    if rel == MANIFEST_FILE:
+        return Path(rel)
+    if p.is_absolute() or ".." in p.parts or len(p.parts) != 2 or p.parts[0] not in WRITABLE_DIRS:
         raise EngramError(f"refusing to write outside the memory layout: {rel}", code="safety.path")
     return Path(*p.parts)
 
 
-def apply_journaled(root: Root, changes: dict[str, str | None]) -> None:
-    """Journal, apply, clear: the crash-safe unit of writing to one root. Call under lock."""
-    if not changes:
+def _no_link(path: Path, what: str) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
         return
-    _write_journal(root, changes)
-    _apply_changes(root, changes)
+    if stat.S_ISLNK(st.st_mode):
+        raise EngramError(
+            f"{what} is a symbolic link; Engram never writes through a link (it could point "
+            "anywhere). Replace it with a plain file or folder, then try again",
+            code="safety.symlink",
+        )
+
+
+def _target(root: Root, rel: str) -> Path:
+    """The path of `rel` in `root`, refusing links on the way (root, folder, file)."""
+    path = root.path / _rel_path(rel)
+    _no_link(root.path, f"the memory root {root.path}")
+    if path.parent != root.path:
+        _no_link(path.parent, f"{root.scope}:{path.parent.name}/")
+    _no_link(path, f"{root.scope}:{rel}")
+    return path
+
+
+def _current(root: Root, rel: str) -> bytes | None:
+    """The bytes of `rel` now (None if absent), without following a link."""
+    path = _target(root, rel)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise EngramError(f"{root.scope}:{rel} is not a regular file", code="safety.path")
+        return fh.read()
+
+
+def _put(root: Root, rel: str, data: bytes | None) -> None:
+    from engram.core import store
+
+    path = _target(root, rel)
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    if path.parent != root.path:
+        path.parent.mkdir(exist_ok=True)
+        _no_link(path.parent, f"{root.scope}:{path.parent.name}/")
+    store.atomic_write(path, data)
+
+
+def _enc(data: bytes | None) -> str | None:
+    # surrogateescape keeps any bytes (a hand-written file need not be UTF-8) exactly.
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def _dec(text: Any) -> bytes | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise ValueError("a journal file state is not text")
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _manifest_text(files: dict[str, str]) -> str:
+    payload = {"schema_version": 1, "algorithm": "sha256", "files": dict(sorted(files.items()))}
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def _root_plan(root: Root, changes: FileChanges) -> dict[str, dict[str, str | None]]:
+    """Before/after of every file one root's commit touches, hashes.json included.
+
+    Everything that could refuse the commit is checked here, before the journal exists.
+    """
+    from engram.core.store import file_hash
+
+    files: dict[str, dict[str, str | None]] = {}
+    digests: dict[str, str | None] = {}
+    for rel, text in changes.items():
+        if rel == MANIFEST_FILE:
+            raise EngramError("refusing to write hashes.json directly", code="safety.path")
+        if text is None:
+            after = None
+        else:
+            try:
+                after = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise EngramError(
+                    f"{root.scope}:{rel}: the text holds a character that is not valid Unicode "
+                    f"(position {exc.start}); nothing was written",
+                    code="input.encoding",
+                ) from exc
+        before = _current(root, rel)
+        if rel.startswith(MANAGED_PREFIXES):
+            digests[rel] = None if after is None else file_hash(after)
+        if before != after:
+            files[rel] = {"before": _enc(before), "after": _enc(after)}
+    if digests:
+        raw = _current(root, MANIFEST_FILE)
+        try:
+            data = json.loads(raw.decode("utf-8")) if raw is not None else {}
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise EngramError(
+                f"{root.path / MANIFEST_FILE} is not valid JSON ({exc}); fix it or run "
+                "`engram verify --accept`, then commit again",
+                code="manifest.invalid",
+            ) from exc
+        known = data.get("files", {}) if isinstance(data, dict) else {}
+        manifest = {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
+        for rel, digest in digests.items():
+            if digest is None:
+                manifest.pop(rel, None)
+            else:
+                manifest[rel] = digest
+        after_m = _manifest_text(manifest).encode("utf-8")
+        if after_m != raw:
+            files[MANIFEST_FILE] = {"before": _enc(raw), "after": _enc(after_m)}
+    return files
+
+
+def _write_journal(root: Root, doc: dict[str, Any]) -> None:
+    from engram.core import store
+
+    root.cache_dir.mkdir(parents=True, exist_ok=True)
+    _no_link(root.cache_dir, f"{root.scope}:cache/")
+    store.atomic_write(_journal_path(root), json.dumps(doc, sort_keys=True))
+
+
+def _remove_journal(root: Root) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(_journal_path(root))
 
 
-def recover_root(root: Root) -> bool:
-    """Replay an interrupted commit's journal, if any. Call under the root's lock."""
-    path = root.cache_dir / JOURNAL_FILE
+def _ordered(files: dict[str, Any], backward: bool = False) -> list[str]:
+    """Writes first, removals next, the manifest last (reversed to roll back)."""
+    order = sorted(
+        files,
+        key=lambda rel: (rel == MANIFEST_FILE, files[rel].get("after") is None, rel),
+    )
+    return order[::-1] if backward else order
+
+
+def _doc_roots(doc: dict[str, Any]) -> list[tuple[Root, dict[str, Any]]]:
+    out = []
+    for entry in doc.get("roots") or []:
+        files = entry["files"]
+        if not isinstance(files, dict):
+            raise ValueError("journal files are not a mapping")
+        out.append((Root(Path(entry["path"]), str(entry["scope"])), files))
+    return out
+
+
+def _check_states(root: Root, files: dict[str, Any]) -> None:
+    for rel in files:
+        cur = _current(root, rel)
+        if cur not in (_dec(files[rel].get("before")), _dec(files[rel].get("after"))):
+            raise _Conflict(f"{root.scope}:{rel} was changed since the commit began")
+
+
+def _forward(root: Root, files: dict[str, Any]) -> None:
+    for rel in _ordered(files):
+        before, after = _dec(files[rel].get("before")), _dec(files[rel].get("after"))
+        cur = _current(root, rel)
+        if cur == after:
+            continue
+        if cur != before:
+            raise _Conflict(f"{root.scope}:{rel} was changed since the commit began")
+        _put(root, rel, after)
+
+
+def _roll_forward(home: Root, doc: dict[str, Any]) -> None:
+    """Steps 3 and 4: bring every file to its "after" state, then spend the token."""
+    from engram.core.approvals import spend_token
+
+    parts = _doc_roots(doc)
+    for root, files in parts:  # all or nothing: refuse before touching a single file
+        _check_states(root, files)
+    for root, files in parts:
+        if root.path == home.path or not files:
+            continue
+        _write_journal(root, {"version": JOURNAL_VERSION, "token": None,
+                              "roots": [{"path": str(root.path), "scope": root.scope,
+                                         "files": files}]})  # fmt: skip
+        _forward(root, files)
+        _remove_journal(root)
+    for root, files in parts:
+        if root.path == home.path:
+            _forward(root, files)
+    token = doc.get("token")
+    if isinstance(token, dict):
+        spend_token(home, str(token["key"]), int(token["expires_at"]))
+    _remove_journal(home)
+
+
+def _roll_back(home: Root, doc: dict[str, Any]) -> list[str]:
+    """Bring every file that is in its "after" state back; returns the files left as they are."""
+    left: list[str] = []
+    for root, files in reversed(_doc_roots(doc)):
+        for rel in _ordered(files, backward=True):
+            before, after = _dec(files[rel].get("before")), _dec(files[rel].get("after"))
+            try:
+                cur = _current(root, rel)
+                if cur == before:
+                    continue
+                if cur != after:
+                    left.append(f"{root.scope}:{rel}")
+                    continue
+                _put(root, rel, before)
+            except (OSError, EngramError):
+                left.append(f"{root.scope}:{rel}")
+        if root.path != home.path:
+            with contextlib.suppress(OSError):
+                _remove_journal(root)
+    return left
+
+
+def _set_aside(root: Root) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    aside = root.cache_dir / f"{SET_ASIDE_PREFIX}{stamp}.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return False
-    except (OSError, ValueError):
-        # The journal is written atomically, so a broken one was never complete.
+        os.replace(_journal_path(root), aside)
+    except OSError:
         with contextlib.suppress(OSError):
-            path.unlink()
-        return False
-    changes = data.get("changes") if isinstance(data, dict) else None
-    if isinstance(changes, dict):
-        _apply_changes(root, {str(k): (None if v is None else str(v)) for k, v in changes.items()})
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    return True
+            os.unlink(_journal_path(root))
+        return "(it could not be kept)"
+    return f"cache/{aside.name}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+    return str(exc)
+
+
+def apply_journaled(
+    home: Root,
+    changes: dict[Root, FileChanges] | FileChanges,
+    *,
+    token: tuple[str, int] | None = None,
+    outcome: dict[str, Any] | None = None,
+) -> None:
+    """Steps 1–4 of the module docstring. Call under the lock of every root involved.
+
+    `changes` maps roots to their file changes (a plain mapping means `home`'s own);
+    `token` is (token hash, expiry) of the approval being spent. On failure the commit
+    is undone and the error says so: the files are as before and the token still works.
+    """
+    by_root = changes if all(isinstance(k, Root) for k in changes) else {home: changes}
+    parts = [
+        {"path": str(r.path), "scope": r.scope, "files": _root_plan(r, c)}
+        for r, c in by_root.items()  # type: ignore[union-attr]
+        if c
+    ]
+    parts = [p for p in parts if p["files"]]
+    if not parts and token is None:
+        return
+    doc = {"version": JOURNAL_VERSION, "home": str(home.path), "roots": parts,
+           "token": {"key": token[0], "expires_at": int(token[1])} if token else None,
+           "outcome": outcome}  # fmt: skip
+    spent = "; the approval token still works" if token else ""
+    try:
+        _write_journal(home, doc)
+    except OSError as exc:
+        _remove_journal(home)
+        raise EngramError(
+            f"the commit could not be started ({_why(exc)}); nothing was changed{spent}",
+            code="commit.failed",
+        ) from exc
+    try:
+        _roll_forward(home, doc)
+    except (OSError, EngramError, _Conflict) as exc:
+        left = _roll_back(home, doc)
+        if left:
+            raise EngramError(
+                f"the commit failed ({_why(exc)}) and could not be fully undone "
+                f"({', '.join(left)}); the next Engram command finishes or sets it aside",
+                code="commit.interrupted",
+            ) from exc
+        _remove_journal(home)
+        raise EngramError(
+            f"the commit failed ({_why(exc)}); nothing was changed{spent}", code="commit.failed"
+        ) from exc
+
+
+def _read_journal(root: Root) -> dict[str, Any] | None:
+    try:
+        raw = _journal_path(root).read_bytes()
+    except FileNotFoundError:
+        return None
+    doc = json.loads(raw.decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError("the journal is not an object")
+    if "changes" in doc and "roots" not in doc:  # written by an earlier Engram version
+        changes = doc["changes"]
+        if not isinstance(changes, dict):
+            raise ValueError("journal changes are not a mapping")
+        files = _root_plan(
+            root, {str(k): (None if v is None else str(v)) for k, v in changes.items()}
+        )
+        doc = {"version": JOURNAL_VERSION, "roots": [
+            {"path": str(root.path), "scope": root.scope, "files": files}], "token": None}  # fmt: skip
+    if doc.get("version") != JOURNAL_VERSION:
+        raise ValueError(f"journal version {doc.get('version')!r} is not {JOURNAL_VERSION}")
+    return doc
+
+
+def recover_root(root: Root, allowed: list[Root] | None = None) -> Recovery | None:
+    """Finish (or undo and set aside) an interrupted commit of `root`. Call under lock.
+
+    `allowed` are the roots whose locks the caller holds; a journal that names another
+    root is not finished here.
+    """
+    try:
+        doc = _read_journal(root)
+    except (OSError, ValueError, UnicodeDecodeError, EngramError) as exc:
+        aside = _set_aside(root)
+        return Recovery(
+            root.scope, False,
+            message=f"{root.scope}: an interrupted commit's journal could not be read ({exc}); "
+            f"it was set aside as {aside} and nothing was changed",
+        )  # fmt: skip
+    if doc is None:
+        return None
+    token = doc.get("token") if isinstance(doc.get("token"), dict) else None
+    key = str(token["key"]) if token else None
+    try:
+        held = {str(r.path) for r in (allowed or [root])}
+        foreign = [r.path for r, _ in _doc_roots(doc) if str(r.path) not in held]
+        if foreign:
+            raise _Conflict(f"it also writes to {foreign[0]}, which is not a root here")
+        _roll_forward(root, doc)
+    except (OSError, EngramError, _Conflict, KeyError, TypeError, ValueError) as exc:
+        try:
+            left = _roll_back(root, doc)
+        except (KeyError, TypeError, ValueError):
+            left = ["(the journal is malformed)"]
+        aside = _set_aside(root)
+        undone = (
+            "it was undone" if not left else f"it was undone except {', '.join(left)} (left as is)"
+        )
+        tail = "; its approval token still works" if key else ""
+        return Recovery(
+            root.scope, False, key,
+            message=f"{root.scope}: an interrupted commit could not be finished ({_why(exc)}); "
+            f"{undone}, and its journal was set aside as {aside}{tail}",
+        )  # fmt: skip
+    outcome = doc.get("outcome") if isinstance(doc.get("outcome"), dict) else None
+    return Recovery(root.scope, True, key, outcome, f"{root.scope}: finished an interrupted commit")
+
+
+def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
+    """Recover every root of `roots` whose journal exists (the caller holds the locks)."""
+    out = []
+    for root in roots.all:
+        rec = recover_root(root, held or roots.all)
+        if rec is not None:
+            out.append(rec)
+    return out
 
 
 def recover_interrupted(roots: Roots) -> list[str]:
-    """Finish any commit a killed process left half-applied; returns the scopes repaired."""
-    repaired = []
-    for root in roots.all:
-        if (root.cache_dir / JOURNAL_FILE).exists():
-            with locked([root]):
-                if recover_root(root):
-                    repaired.append(root.scope)
-    return repaired
+    """Finish any commit a killed process left half-applied; returns what was done, per root."""
+    if not any(_journal_path(r).exists() for r in roots.all):
+        return []
+    with locked(roots.all):
+        return [rec.scope if rec.finished else rec.message for rec in recover_all(roots)]
+
+
+def _recovery_notes(result: Result, recoveries: list[Recovery]) -> None:
+    for rec in recoveries:
+        if rec.finished:
+            result.info("commit.recovered", rec.message)
+        else:
+            result.warn("commit.set_aside", rec.message)
 
 
 # ---------------------------------------------------------------- building memories
@@ -121,6 +465,11 @@ def recover_interrupted(roots: Roots) -> list[str]:
 def _bullets(text: str) -> str:
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'])", text) if s.strip()]
     return "\n".join(f"- {s}" for s in sentences)
+
+
+def content_of(text: str) -> str:
+    """The `## Content` bullets a memory made from `text` gets (previews diff against it)."""
+    return _bullets(text)
 
 
 def rule_variants(text: str) -> dict[str, str]:
@@ -207,6 +556,7 @@ class Outcome:
     deferred: list[dict[str, Any]] = field(default_factory=list)
     archived: list[dict[str, Any]] = field(default_factory=list)
     removed: list[dict[str, Any]] = field(default_factory=list)
+    redacted: list[tuple[int, list[str]]] = field(default_factory=list)
     changes: dict[str, dict[str, str | None]] = field(
         default_factory=dict
     )  # root path -> rel -> text
@@ -241,17 +591,116 @@ def _durable_rel(root: Root, mid: str) -> str | None:
 def _archive_rel(root: Root, mid: str, pending: dict[str, str | None]) -> str:
     rel = f"{ARCHIVE_DIR}/{mid}.md"
     n = 2
-    while (root.path / rel).exists() or rel in pending:
+    while os.path.lexists(root.path / rel) or rel in pending:
         rel = f"{ARCHIVE_DIR}/{mid}-{n}.md"
         n += 1
     return rel
 
 
-def _plan(roots: Roots, payload: dict[str, Any], numbers: list[int], scopes: list[str]) -> Outcome:
-    """Decide every change of a commit against the current state. Call under lock."""
+def _revision_rel(root: Root, mid: str, revision: int, pending: dict[str, str | None]) -> str:
+    """`archive/<id>.r<N>.md`: where revision N of a memory is kept when an update replaces it.
+
+    A dot cannot occur in an id, so these names never collide with a memory's own file.
+    """
+    rel = f"{ARCHIVE_DIR}/{mid}.r{revision}.md"
+    n = 2
+    while os.path.lexists(root.path / rel) or rel in pending:
+        rel = f"{ARCHIVE_DIR}/{mid}.r{revision}-{n}.md"
+        n += 1
+    return rel
+
+
+def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
+    """Scan the frozen candidate again (a pending file can be written by anyone with a shell).
+
+    Returns (reason to refuse or "", kinds redacted); secrets are redacted in place.
+    """
+    from engram.core.safety import check_id, find_injection, redact
+
+    if e.get("type") not in TYPE_DIRS:
+        return f"type {e.get('type')!r} is not rule, skill or knowledge", []
+    try:
+        check_id(str(e.get("id", "")), "memory id")
+    except EngramError as exc:
+        return str(exc), []
+    fields = [("text", "TEXT"), ("context", "CONTEXT"), ("level", "LEVEL"), ("title", "TITLE")]
+    kinds: list[str] = []
+    holders: list[tuple[dict[str, Any], str, str]] = [(e, k, label) for k, label in fields]
+    if isinstance(e.get("note"), dict):
+        holders.append((e["note"], "objective", "OBJECTIVE"))
+    for holder, key, label in holders:
+        value = holder.get(key) or ""
+        if not isinstance(value, str):
+            return f"{label} is not text", []
+        red = redact(value)
+        for text in (value, red.text):
+            hit = find_injection(text)
+            if hit is not None:
+                return f"{label} refused when scanned again: {hit.kind}", []
+        if red.changed:
+            holder[key] = red.text
+            kinds += red.kinds
+    return "", kinds
+
+
+def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
+    """Why an UPDATE/SUPERSEDE target no longer is the file the human approved replacing."""
+    from engram.core.store import file_hash
+
+    if "replaces" not in e:  # proposed before targets were frozen
+        return ""
+    frozen = {t.get("scope"): t for t in e.get("replaces") or [] if isinstance(t, dict)}
+    target = e["verdict"]["target"]
+    for root in roots:
+        rel = _durable_rel(root, target)
+        was = frozen.get(root.scope)
+        if rel is None:
+            continue
+        if was is None:
+            return (
+                f"{root.scope}:{rel} appeared after the proposal; it was left exactly as it is. "
+                "Review it, then propose again"
+            )
+        try:
+            raw = _current(root, rel)
+        except EngramError as exc:
+            return str(exc)
+        if rel != was.get("file") or raw is None or file_hash(raw) != was.get("hash"):
+            return (
+                f"{root.scope}:{rel} changed after the proposal (edited by hand or by a git "
+                "pull); it was left exactly as it is. Review it, then propose again"
+            )
+    return ""
+
+
+def _plan(
+    roots: Roots,
+    payload: dict[str, Any],
+    numbers: list[int],
+    scopes: list[str],
+    *,
+    forced: bool = False,
+) -> Outcome:
+    """Decide every change of a commit against the current state. Call under lock.
+
+    `forced` (save-session --force): an UPDATE or SUPERSEDE that is not certainly
+    about the same fact is deferred, never applied without a person's review.
+    """
+    import copy
+
     out = Outcome()
-    entries = [e for e in payload["candidates"] if e["number"] in numbers]
+    entries = [copy.deepcopy(e) for e in payload["candidates"] if e["number"] in numbers]
     target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
+    scanned: list[dict[str, Any]] = []
+    for e in entries:
+        reason, kinds = _rescan(e)
+        if reason:
+            _defer(out, e, reason)
+            continue
+        if kinds:
+            out.redacted.append((e["number"], kinds))
+        scanned.append(e)
+    entries = scanned
 
     # Recompute verdicts on the memory as it is now (the proposal froze the old ones).
     cands = [Candidate.from_dict(e) for e in entries]
@@ -296,6 +745,16 @@ def _plan(roots: Roots, payload: dict[str, Any], numbers: list[int], scopes: lis
             _durable_rel(r, frozen["target"]) for r in target_roots
         ):
             _defer(out, e, f"UPDATE target {frozen['target']} no longer exists", frozen["target"])
+        elif forced and frozen["kind"] in ("UPDATE", "SUPERSEDE") and not e.get("certain", False):
+            t = frozen["target"]
+            _defer(
+                out, e,
+                f"--force does not replace {t}: the candidate may be a different fact. Propose "
+                f"it without --force and approve it, or name the target with `UPDATE: {t}`",
+                t,
+            )  # fmt: skip
+        elif frozen["kind"] in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
+            _defer(out, e, _changed_target(target_roots, e), frozen["target"])
         elif frozen["kind"] in ("ADD", "SUPERSEDE") and taken:
             _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
         else:
@@ -374,23 +833,39 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
         return
     rel_old = _durable_rel(root, v["target"]) if v["target"] else None
     if v["kind"] == "UPDATE" and rel_old:
+        from engram.core.approvals import memory_diff
+
         old = _read(root, rel_old)
-        if old is None:
+        raw = _current(root, rel_old)
+        if old is None or raw is None:
             raise EngramError(
                 f"{root.scope}:{rel_old} cannot be parsed, so it cannot be updated; "
                 "fix it (see `engram verify`) and commit again",
                 code="memory.parse_error",
             )
+        diff = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+        kept = _revision_rel(root, old.id, old.revision, changes)
+        changes[kept] = raw.decode("utf-8")  # the old file exactly as it was
+        was = old.revision
         mem = updated_memory(old, e, payload)
         rel = f"{TYPE_DIRS[mem.type]}/{mem.id}.md"
         changes[rel] = render_memory(mem)
-        out.written.append({"id": mem.id, "scope": root.scope, "file": rel, "verdict": "UPDATE"})
+        if rel != rel_old:
+            changes[rel_old] = None
+        out.written.append(
+            {"id": mem.id, "scope": root.scope, "file": rel, "verdict": "UPDATE",
+             "previous": {"revision": was, "file": kept}, "diff": diff}
+        )  # fmt: skip
         return
     mem = new_memory(e, root, payload)
     verdict = "ADD"
+    extra: dict[str, Any] = {}
     if v["kind"] == "SUPERSEDE" and rel_old:
+        from engram.core.approvals import memory_diff
+
         old = _read(root, rel_old)
         if old is not None:
+            extra["diff"] = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
             old.superseded_by = mem.id
             old.archived_reason = f"superseded by {mem.id}"
             old.updated = today_iso()
@@ -402,16 +877,25 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
             out.archived.append(
                 {"id": old.id, "scope": root.scope, "file": arel, "superseded_by": mem.id}
             )
+            extra["previous"] = {"revision": old.revision, "file": arel}
     rel = f"{TYPE_DIRS[mem.type]}/{mem.id}.md"
     changes[rel] = render_memory(mem)
-    out.written.append({"id": mem.id, "scope": root.scope, "file": rel, "verdict": verdict})
+    out.written.append(
+        {"id": mem.id, "scope": root.scope, "file": rel, "verdict": verdict, **extra}
+    )
 
 
-def _apply(roots: Roots, out: Outcome) -> None:
-    for root in roots.all:
-        changes = out.changes.get(str(root.path))
-        if changes:
-            apply_journaled(root, changes)
+def _apply(
+    roots: Roots,
+    out: Outcome,
+    *,
+    token: tuple[str, int] | None = None,
+    result: Result | None = None,
+) -> None:
+    """One journaled unit for every root of the commit (and the token it spends)."""
+    by_root = {r: out.changes[str(r.path)] for r in roots.all if out.changes.get(str(r.path))}
+    outcome = {"text": result.text, "data": result.data} if result is not None else None
+    apply_journaled(roots.primary, by_root, token=token, outcome=outcome)
 
 
 def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
@@ -420,7 +904,21 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
         lines.append(f"Saved {len(out.written)} memor{'y' if len(out.written) == 1 else 'ies'}:")
         for w in out.written:
             note = f" (working note, valid until {w['valid_until']})" if "valid_until" in w else ""
+            prev = w.get("previous")
+            if prev and w["verdict"] == "UPDATE":
+                note = (
+                    f" (revision {prev['revision']} -> {prev['revision'] + 1}; revision "
+                    f"{prev['revision']} kept in {w['scope']}:{prev['file']})"
+                )
+            elif prev:
+                note = f" (replaces {w['scope']}:{prev['file']})"
             lines.append(f"  {w['verdict']:<9} {w['scope']}:{w['file']}{note}")
+            lines.extend(f"      {d}" for d in w.get("diff") or [])
+        if any(w.get("previous") for w in out.written):
+            lines.append(
+                "  (to restore an earlier revision, copy its archive file over the memory "
+                "file, then run `engram verify --accept FILE`)"
+            )
     else:
         lines.append("Nothing was written.")
     roles = payload.get("roles") or []
@@ -441,7 +939,10 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
         text="\n".join(lines),
         data={
             "proposal_id": payload.get("proposal_id", ""),
-            "written": [{k: w[k] for k in ("id", "scope", "file", "verdict")} for w in out.written],
+            "written": [
+                {k: w[k] for k in ("id", "scope", "file", "verdict", "previous", "diff") if k in w}
+                for w in out.written
+            ],
             "deferred": out.deferred,
             "archived": out.archived,
             "removed": out.removed,
@@ -452,6 +953,12 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
         result.data.update({"id": w["id"], "file": w["path"], "valid_until": w["valid_until"]})
     for d in out.deferred:
         result.info("commit.deferred", f"#{d['number']} {d['id']}: {d['reason']}")
+    for number, kinds in out.redacted:
+        result.warn(
+            "safety.redacted",
+            f"candidate {number}: redacted {len(kinds)} item(s) when scanned again at commit "
+            f"({', '.join(sorted(set(kinds)))})",
+        )
     return result
 
 
@@ -512,7 +1019,14 @@ def _target_roots(roots: Roots, scopes: list[str]) -> list[Root]:
 def commit_proposal(
     roots: Roots, token: str, approve: str | list[int] = "all", *, scope: str | None = None
 ) -> Result:
-    """Write the approved candidates of a pending proposal (single use)."""
+    """Write the approved candidates of a pending proposal (single use).
+
+    The token is spent only together with the write (see the module docstring): a
+    commit killed at any moment either wrote the memory, or leaves the token working;
+    when a killed commit of this very token is finished here, its outcome is returned.
+    """
+    from engram.core.approvals import token_hash
+
     state: dict[str, Any] = {}
 
     def check(payload: dict[str, Any]) -> None:
@@ -521,37 +1035,69 @@ def commit_proposal(
 
     all_roots = roots.all
     with locked(all_roots):
-        for r in all_roots:
-            recover_root(r)
-        payload = take_proposal(roots, token, consume_check=check)
-        _target_roots(roots, state["scopes"])
-        out = _plan(roots, payload, state["numbers"], state["scopes"])
-        _apply(roots, out)
-    return _outcome_result(payload, out)
+        recoveries = recover_all(roots)
+        key = token_hash(token.strip()) if isinstance(token, str) else ""
+        done = next((r for r in recoveries if r.finished and r.token_key == key), None)
+        if done is not None:
+            result = _finished_result(done)
+        else:
+            try:
+                payload = take_proposal(roots, token, consume_check=check, spend=False)
+            except EngramError as exc:
+                notes = [rec.message for rec in recoveries if not rec.finished]
+                if notes:  # the person must hear about a set-aside journal even now
+                    exc.message = f"{exc.message} (also: {'; '.join(notes)})"
+                    exc.args = (exc.message,)
+                raise
+            _target_roots(roots, state["scopes"])
+            out = _plan(roots, payload, state["numbers"], state["scopes"])
+            result = _outcome_result(payload, out)
+            _apply(roots, out, token=(key, int(payload["expires_at"])), result=result)
+    _recovery_notes(result, recoveries)
+    return result
+
+
+def _finished_result(rec: Recovery) -> Result:
+    outcome = rec.outcome or {}
+    text = str(outcome.get("text") or "The approved memories were written.")
+    data = outcome.get("data") if isinstance(outcome.get("data"), dict) else {}
+    return Result(
+        text="This approval's commit had been interrupted; it is finished now.\n" + text,
+        data={**data, "recovered": True},
+    )
 
 
 def commit_payload(
-    roots: Roots, payload: dict[str, Any], numbers: list[int] | None = None
+    roots: Roots,
+    payload: dict[str, Any],
+    numbers: list[int] | None = None,
+    *,
+    forced: bool = False,
 ) -> Result:
-    """Write an unsaved proposal directly (force, the approval dialog); same path as commit."""
+    """Write an unsaved proposal directly (`save-session --force`); same path as commit."""
     numbers = numbers or [e["number"] for e in payload["candidates"]]
     targets = _target_roots(roots, payload["scopes"])
     with locked(targets):
-        for r in targets:
-            recover_root(r)
-        out = _plan(roots, payload, numbers, payload["scopes"])
-        _apply(roots, out)
-    return _outcome_result(payload, out)
+        recoveries = recover_all(roots, targets)
+        out = _plan(roots, payload, numbers, payload["scopes"], forced=forced)
+        result = _outcome_result(payload, out)
+        _apply(roots, out, result=result)
+    _recovery_notes(result, recoveries)
+    return result
 
 
 def force_save(
     roots: Roots, text: str, *, scope: str | None = None, query_level: int | None = None
 ) -> Result:
-    """`save-session --force`: propose and commit in one step (the human asked for force)."""
+    """`save-session --force`: propose and commit in one step (the human asked for force).
+
+    Force skips the approval question, not the review of a replacement: an UPDATE or
+    SUPERSEDE is applied only when it is certainly about the same fact.
+    """
     cands = parse_candidates(text, query_level=query_level)
     payload, redacted = prepare_candidates(roots, cands, kind="save_session", scope=scope)
     payload["expires_at"] = 0
-    result = commit_payload(roots, payload)
+    result = commit_payload(roots, payload, forced=True)
     for number, kinds in redacted:
         result.warn(
             "safety.redacted",
@@ -591,8 +1137,8 @@ def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
         else:
             hint = ""
         raise NotFoundError(f"no memory {mid!r} in the {'/'.join(where)} root(s){hint}")
-    with locked([root]):
-        recover_root(root)
+    with locked(roots.all):
+        recoveries = recover_all(roots)
         rel = _durable_rel(root, mid)
         if rel is None:
             raise NotFoundError(f"memory {mid!r} disappeared while archiving; nothing changed")
@@ -605,11 +1151,12 @@ def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
         old.archived_reason = red.text
         old.updated = today_iso()
         arel = _archive_rel(root, mid, {})
-        apply_journaled(root, {arel: render_memory(old), rel: None})
+        apply_journaled(roots.primary, {root: {arel: render_memory(old), rel: None}})
     result = Result(
         text=f"Archived {root.scope}:{rel} -> {arel} ({red.text})",
         data={"id": mid, "scope": root.scope, "from": rel, "file": arel, "reason": red.text},
     )
+    _recovery_notes(result, recoveries)
     if red.changed:
         result.warn("safety.redacted", "the reason contained secrets; they were redacted")
     dependents = sorted(
