@@ -113,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engram.core.errors import EngramError
 
     try:
+        from engram.core.inputs import check_cli_args
+
+        check_cli_args(args)  # a stray byte or control character: one clear line, no traceback
         return int(args.func(args) or 0)
     except BrokenPipeError:
         return 0

@@ -301,12 +301,9 @@ def _read_candidates(args: argparse.Namespace) -> str:
             f"candidate input is larger than {MAX_INPUT_BYTES:,} bytes; at most "
             f"{MAX_INPUT_CHARS:,} characters are accepted (one short memory per line)"
         )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"candidate input is not UTF-8 text (binary data at byte {exc.start})"
-        ) from exc
+    from engram.core.inputs import decode_input
+
+    return decode_input(raw, f"{'--file ' + src if src and src != '-' else 'stdin'}")
 
 
 def _query_level(args: argparse.Namespace) -> int | None:

@@ -68,6 +68,21 @@ def check_strings(value: Any, field: str, what: str = "Engram input") -> None:
             check_strings(item, f"{field}[{n}]", what)
 
 
+# Command-line arguments that name files or folders: a path may hold any byte but NUL, and
+# Python carries its undecodable bytes as surrogates that the OS turns back into the bytes.
+PATH_ARGUMENTS = frozenset({"workspace", "file", "global_path", "cases", "accept", "value"})
+
+
+def check_cli_args(args: object) -> None:
+    """Refuse command-line text that is not printable UTF-8, naming the argument."""
+    for name, value in vars(args).items():
+        if name in PATH_ARGUMENTS or name == "func":
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                check_text(item, name.replace("_", "-"), "command-line text")
+
+
 def decode_input(raw: bytes, field: str, what: str = "memory text") -> str:
     """Bytes from stdin or a file as text; a clear error for non-UTF-8 or control bytes."""
     try:

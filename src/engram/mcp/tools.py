@@ -164,8 +164,9 @@ def _describe_type(spec: dict[str, Any]) -> str:
 
 
 def check_arguments(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
-    """Reject unknown, missing or ill-typed arguments with one clear message (UsageError)."""
+    """Reject unknown, missing, ill-typed or non-text arguments with one clear message (UsageError)."""
     from engram.core.errors import UsageError
+    from engram.core.inputs import check_strings
 
     unknown = sorted(k for k in args if k not in tool.properties)
     if unknown:
@@ -183,6 +184,8 @@ def check_arguments(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         err = _constraint_error(f"{tool.name}: argument {name!r}", value, spec)
         if err:
             raise UsageError(err)
+        # JSON strings may hold what no text can ("\ud800", NUL): refused, naming the argument.
+        check_strings(value, f"{tool.name}: argument {name!r}", "an argument")
     return {k: v for k, v in args.items() if v is not None}
 
 
