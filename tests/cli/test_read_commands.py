@@ -143,7 +143,7 @@ def test_unwritable_root_is_one_line_and_changes_nothing(
     import engram.core.store as store
     from engram.cli.main import main
 
-    def refuse(path, data):
+    def refuse(path, data, **kw):
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(store, "atomic_write", refuse)

@@ -10,6 +10,9 @@ from pathlib import Path
 from engram.cli.common import add_json_flag, emit, start_dir
 from engram.core.results import Diagnostic, Result
 
+# Findings that mean a memory is not loaded, or a path in a root is refused.
+ERROR_CODES = ("memory.parse_error", "root.symlink", "folder.symlink", "file.symlink")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check roots, hashes, index and linked hosts")
@@ -74,7 +77,9 @@ def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
     try:
         roots = resolve_roots(start)
     except EngramError as exc:
-        out.append(Diagnostic("error", "root.invalid", exc.message))
+        out.append(
+            Diagnostic("error", exc.code if "." in exc.code else "root.invalid", exc.message)
+        )
         return None
     data["roots"] = {r.scope: str(r.path) for r in roots.all}
     env_global = os.environ.get("ENGRAM_GLOBAL_DIR")
@@ -106,7 +111,7 @@ def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
             out.append(Diagnostic("error", f"{name}.failed", f"{name} failed: {exc}"))
             continue
         for d in res.diagnostics:
-            level = "error" if d.code == "memory.parse_error" else d.level
+            level = "error" if d.code in ERROR_CODES else d.level
             out.append(Diagnostic(level, d.code, d.message, d.path))
         data[name] = res.data
     try:
@@ -122,11 +127,13 @@ def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
 def _hook_log(roots) -> list[Diagnostic]:
     import time
 
+    from engram.core.store import file_stat, read_bytes
+
     path = roots.primary.cache_dir / "hook.log"
-    try:
-        if time.time() - path.stat().st_mtime > 86400:
+    try:  # never through a link: verify names a linked log, its target is not shown
+        if time.time() - file_stat(roots.primary, path).st_mtime > 86400:
             return []
-        last = path.read_text(encoding="utf-8").strip().splitlines()[-1]
+        last = read_bytes(roots.primary, path).decode("utf-8", "replace").strip().splitlines()[-1]
     except (OSError, IndexError):
         return []
     return [

@@ -39,3 +39,13 @@ class SafetyError(EngramError):
     """Input refused by the safety scan (injection-like text, unsafe id or path)."""
 
     code = "safety"
+
+
+class ContainmentError(SafetyError, OSError):
+    """A path in a memory root that is a symbolic link, leaves the root, or is not a plain file.
+
+    It is also an OSError, so code that already treats an unreadable cache or state file as
+    absent keeps doing so; code that does not gets one clear line instead of a traceback.
+    """
+
+    code = "file.symlink"

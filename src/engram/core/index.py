@@ -10,17 +10,26 @@ between it re-scans only the folders whose mtime moved (a file added, removed or
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram.core.errors import ContainmentError
 from engram.core.memory import Memory, MemoryParseError
 from engram.core.roots import Root, Roots
-from engram.core.store import MEMORY_DIRS, FileStat, file_hash, read_memory_file, scan_files
+from engram.core.store import (
+    MEMORY_DIRS,
+    FileStat,
+    contained_path,
+    file_hash,
+    read_memory_file,
+    remove_file,
+    scan_files,
+)
 
 if TYPE_CHECKING:
     from engram.core.watch import FolderWatch
@@ -190,7 +199,9 @@ class Index:
             ).fetchone()
             abspath = os.path.join(root.path, sub, name)
             try:
-                st = os.stat(abspath)
+                st = os.lstat(abspath)
+                if not stat.S_ISREG(st.st_mode):  # a link (or anything else) is never indexed
+                    raise FileNotFoundError(abspath)
             except OSError:
                 if old is not None:
                     gone.append((scope, rel))
@@ -497,10 +508,17 @@ def _connect(path: Path | None) -> sqlite3.Connection:
     return conn
 
 
-def _remove_index_files(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(str(path) + suffix).unlink()
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _contained(roots: Roots, path: Path) -> Path:
+    """The index path once its folder and files are known to be no links (SQLite opens by name)."""
+    return contained_path(roots.primary, path, siblings=SQLITE_SIDE_FILES)
+
+
+def _remove_index_files(roots: Roots, path: Path) -> None:
+    for suffix in ("", *SQLITE_SIDE_FILES):
+        remove_file(roots.primary, f"{path}{suffix}")  # a link is removed, never its target
 
 
 def open_index(roots: Roots, *, refresh: bool = True) -> Index:
@@ -512,12 +530,11 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
         diagnostics: list[tuple[str, str, str]] = []
         conn: sqlite3.Connection | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = _connect(path)
+            conn = _connect(_contained(roots, path))
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
-            _remove_index_files(path)
+            _remove_index_files(roots, path)
             try:
                 conn = _connect(path)
                 diagnostics.append(
@@ -529,6 +546,9 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
                 )
             except (sqlite3.Error, OSError):
                 conn = None
+        except ContainmentError as exc:  # a linked cache/ or index file: refused, not followed
+            conn = None
+            diagnostics.append(("warning", exc.code, f"{exc.message}; using an in-memory index"))
         except OSError:
             conn = None
         if conn is None:
@@ -554,7 +574,7 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
             idx.conn.close()
             if idx.path is None:
                 raise
-            _remove_index_files(idx.path)
+            _remove_index_files(roots, idx.path)
             fresh = open_index(roots, refresh=True)
             fresh.diagnostics.append(
                 (
@@ -577,12 +597,12 @@ def rebuild_index(roots: Roots) -> Index:
             old._watch.close()
     usage: list[Any] = []
     try:
-        conn = _connect(path)
+        conn = _connect(_contained(roots, path))
         usage = conn.execute("SELECT scope, id, count, last_used FROM usage").fetchall()
         conn.close()
     except (sqlite3.Error, OSError):
         pass
-    _remove_index_files(path)
+    _remove_index_files(roots, path)
     idx = open_index(roots, refresh=False)
     with idx.conn:
         idx.conn.executemany(

@@ -16,6 +16,7 @@ from engram.core.store import (
     MANAGED_DIRS,
     atomic_write,
     current_hashes,
+    read_bytes,
     read_manifest,
     read_memory_file,
     root_lock,
@@ -42,7 +43,15 @@ def check_root(root: Root) -> dict[str, Any]:
         "missing": sorted(r for r in manifest if r not in current),
         "unmanaged": sorted(r for r in current if r not in manifest),
         "invalid": invalid,
+        "links": link_report(root),
     }
+
+
+def link_report(root: Root) -> list[dict[str, str]]:
+    """Symbolic links in the root (never followed, never loaded), each with its stable code."""
+    from engram.core.store import link_findings
+
+    return [{"path": f.rel, "code": f.code, "reason": f.message} for f in link_findings(root)]
 
 
 def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
@@ -112,7 +121,11 @@ def verify_roots(
         accepted = _accept(roots, None if accept_all else accept)
     reports = [check_root(r) for r in roots.all]
     problems = sum(
-        len(r["modified"]) + len(r["missing"]) + len(r["unmanaged"]) + len(r["invalid"])
+        len(r["modified"])
+        + len(r["missing"])
+        + len(r["unmanaged"])
+        + len(r["invalid"])
+        + len(r["links"])
         for r in reports
     )
     lines: list[str] = []
@@ -128,6 +141,8 @@ def verify_roots(
                 issues.append(f"  {kind}: {rel}")
         for bad in r["invalid"]:
             issues.append(f"  invalid: {bad['path']} ({bad['reason']})")
+        for bad in r["links"]:
+            issues.append(f"  {bad['code']}: {bad['reason']}")
         lines.append(head + (" ok" if not issues else ""))
         lines.extend(issues)
     if problems:
@@ -149,6 +164,8 @@ def verify_roots(
             result.warn(
                 "memory.parse_error", f"{r['scope']}: {bad['path']}: {bad['reason']}", bad["path"]
             )
+        for bad in r["links"]:
+            result.warn(bad["code"], f"{r['scope']}: {bad['reason']}", bad["path"])
     _remember(roots, result)
     return result
 
@@ -164,11 +181,12 @@ def _remember(roots: Roots, result: Result) -> None:
                     "problems": result.data["problems"],
                 }
             ),
+            root=roots.primary,
         )
 
 
 def last_verify(roots: Roots) -> dict[str, Any] | None:
     try:
-        return json.loads((roots.primary.cache_dir / LAST_VERIFY_FILE).read_text(encoding="utf-8"))
+        return json.loads(read_bytes(roots.primary, roots.primary.cache_dir / LAST_VERIFY_FILE))
     except (OSError, ValueError):
         return None

@@ -75,8 +75,7 @@ def find_note(roots: Roots, mid: str) -> tuple[Any, Any]:
 
     check_id(mid, "note id")
     for root in roots.all:
-        path = root.path / WORKING_DIR / f"{mid}.md"
-        if path.is_file():
+        if find_memory_file(root, mid, (WORKING_DIR,)):  # never a link
             try:
                 mem, _ = read_memory_file(root, f"{WORKING_DIR}/{mid}.md")
             except (MemoryParseError, OSError) as exc:

@@ -1,4 +1,12 @@
-"""Finding and creating memory roots (workspace and global) and their fixed layout."""
+"""Finding and creating memory roots (workspace and global) and their fixed layout.
+
+Symbolic links and roots: a workspace root lives in a project the user may not have
+written (a clone, a teammate's branch), so `.agents` and `.agents/.engram` must be real
+folders; a repository that ships either as a link is refused with one clear line, never
+followed. The global root is the user's own choice: `ENGRAM_GLOBAL_DIR` or `global_path`
+may name a link, and it is used where it points. Below either root nothing is followed
+(see `engram.core.store`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from engram.core.errors import EngramError, UsageError
+from engram.core.errors import ContainmentError, EngramError, UsageError
 
 WORKSPACE_SUBDIR = Path(".agents") / ".engram"
 TYPE_DIRS = {"rule": "rules", "skill": "skills", "knowledge": "knowledge"}
@@ -106,12 +114,23 @@ def user_config_path() -> Path:
     return user_config_dir() / CONFIG_FILE
 
 
-def read_json_object(path: Path) -> dict:
-    """A JSON configuration file as a dict ({} when absent); a clear error when it is broken."""
+def read_json_object(path: Path, root: Root | None = None) -> dict:
+    """A JSON configuration file as a dict ({} when absent); a clear error when it is broken.
+
+    With `root`, the file is read without following a link (a workspace's config.json).
+    """
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        if root is None:
+            text = path.read_text(encoding="utf-8-sig")
+        else:
+            from engram.core.store import read_bytes
+
+            text = read_bytes(root, path).decode("utf-8-sig")
+        data = json.loads(text)
     except FileNotFoundError:
         return {}
+    except ContainmentError:
+        raise
     except (OSError, ValueError) as exc:
         raise EngramError(
             f"configuration {path} is not valid JSON: {exc}", code="config.invalid"
@@ -141,6 +160,7 @@ def find_project_dir(start: Path) -> Path | None:
     start = start.resolve()
     for folder in (start, *start.parents):
         candidate = folder / WORKSPACE_SUBDIR
+        _refuse_linked_root(folder, must_exist=True)
         if candidate.is_dir():
             return folder
         if candidate.exists():
@@ -148,6 +168,26 @@ def find_project_dir(start: Path) -> Path | None:
                 f"memory root {candidate} is a file; it must be a folder (move it away, then run `engram init`)"
             )
     return None
+
+
+def _refuse_linked_root(project: Path, *, must_exist: bool) -> None:
+    """A workspace root reached through a link (`.agents` or `.agents/.engram`) is refused."""
+    for depth in (1, 2):
+        path = project.joinpath(*WORKSPACE_SUBDIR.parts[:depth])
+        if not path.is_symlink():
+            continue
+        if must_exist and depth == 1 and not (path / WORKSPACE_SUBDIR.parts[1]).exists():
+            return  # a linked `.agents` without a memory root in it is not a workspace
+        try:
+            target = f" (to {os.readlink(path)})"
+        except OSError:
+            target = ""
+        raise ContainmentError(
+            f"workspace memory root {project / WORKSPACE_SUBDIR}: {path} is a symbolic link{target}; "
+            "a project's memory root must be a real folder, so Engram does not follow it "
+            "(remove the link, then run `engram init`; a shared memory belongs in the global root)",
+            code="root.symlink",
+        )
 
 
 def find_init_dir(start: Path) -> Path:
@@ -187,19 +227,27 @@ def require_roots(start: Path | None = None) -> Roots:
 
 
 def create_layout(root_path: Path) -> list[str]:
-    """Create the fixed layout under `root_path`; never overwrites a file. Returns what was made."""
+    """Create the fixed layout under `root_path`; never overwrites a file. Returns what was made.
+
+    Nothing is created through a link: a linked workspace root, layout folder or
+    `.gitignore` is refused (a global root may itself be a link the user made).
+    """
+    from engram.core.store import append_text, make_folders
+
     if root_path.exists() and not root_path.is_dir():
         raise UsageError(f"memory root {root_path} is a file; it must be a folder")
+    workspace = root_path.parts[-2:] == WORKSPACE_SUBDIR.parts
+    if workspace:
+        _refuse_linked_root(root_path.parent.parent, must_exist=False)
+        root_path.parent.parent.mkdir(parents=True, exist_ok=True)  # the project folder
     made: list[str] = []
     try:
-        for sub in (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR):
-            d = root_path / sub
-            if not d.is_dir():
-                d.mkdir(parents=True, exist_ok=True)
-                made.append(sub + "/")
+        if not workspace:
+            root_path.mkdir(parents=True, exist_ok=True)
+        made = make_folders(root_path, (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR))
         gitignore = root_path / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text(GITIGNORE_TEXT, encoding="utf-8")
+        if not os.path.lexists(gitignore) or gitignore.is_symlink():
+            append_text(root_path, gitignore, GITIGNORE_TEXT)  # a link is refused here
             made.append(".gitignore")
     except PermissionError as exc:
         raise EngramError(

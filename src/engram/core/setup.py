@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from engram.core.errors import EngramError, UsageError
@@ -19,7 +20,14 @@ from engram.core.roots import (
     resolve_roots,
     user_config_path,
 )
-from engram.core.store import atomic_write, current_hashes, read_manifest, root_lock, write_manifest
+from engram.core.store import (
+    atomic_write,
+    current_hashes,
+    read_bytes,
+    read_manifest,
+    root_lock,
+    write_manifest,
+)
 
 
 def _set_global_path(path: Path) -> Path:
@@ -59,7 +67,7 @@ def _write_examples(root: Root) -> list[str]:
             variants=dict(zip(("light", "balanced", "strict"), variants, strict=True)) if variants else {},
             confidence="high", source="manual", created=today, updated=today,
         )  # fmt: skip
-        atomic_write(path, render_memory(mem))
+        atomic_write(path, render_memory(mem), root=root)
         written.append(f"{root.type_dir(mtype).name}/{mid}.md")
     return written
 
@@ -80,15 +88,15 @@ def init_workspace(
     root = Root(project / WORKSPACE_SUBDIR, "workspace")
     existed = root.path.is_dir()
     made = create_layout(root.path)
-    if not root.config_path.exists():
-        atomic_write(root.config_path, "{}\n")
+    if not os.path.lexists(root.config_path):
+        atomic_write(root.config_path, "{}\n", root=root)
         made.append("config.json")
     with root_lock(root):
         examples = _write_examples(root) if example else []
         manifest = read_manifest(root)
         current = current_hashes(root)
         adopted = sorted(r for r in current if r not in manifest)
-        if not root.manifest_path.exists():
+        if not os.path.lexists(root.manifest_path):
             made.append("hashes.json")
         if adopted or "hashes.json" in made:
             manifest.update({r: current[r] for r in adopted})
@@ -141,7 +149,7 @@ def init_workspace(
 def _not_ignored(root: Root) -> list[str]:
     """The private and derived entries that a hand-written .gitignore lacks."""
     try:
-        text = (root.path / ".gitignore").read_text(encoding="utf-8-sig")
+        text = read_bytes(root, root.path / ".gitignore").decode("utf-8-sig")
     except (OSError, ValueError):
         return []
     have = {ln.strip().lstrip("/") for ln in text.splitlines()}

@@ -12,12 +12,13 @@ from engram.core.index import open_index
 from engram.core.integrity import last_verify
 from engram.core.results import Result
 from engram.core.roots import Roots
+from engram.core.store import read_bytes
 
 
 def _pending_count(roots: Roots) -> int:
     """Live proposals in the primary root's pending file (where proposals are stored)."""
     try:
-        data = json.loads(roots.primary.pending_path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(roots.primary, roots.primary.pending_path))
     except (OSError, ValueError):
         return 0
     entries = data.get("entries", data.get("proposals", data)) if isinstance(data, dict) else data

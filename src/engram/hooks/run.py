@@ -5,16 +5,24 @@ before argparse). It reads the host's hook JSON on stdin, picks what to inject f
 read mode (`startup | auto | always | manual | off`), answers in the host's documented
 output format (`hookSpecificOutput.additionalContext`) and always exits 0: any internal
 error produces no output and one line in `cache/hook.log`.
+
+The hook runs in repositories the user did not write, so its own files (`cache/hook.log`,
+`cache/hook-state.json`) are reached without following links: a repository that commits
+`cache/hook.log -> ~/.bashrc` gets a hook that answers as usual and writes no log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engram.core.roots import Root
 
 SESSION_START = "session-start"
 PROMPT = "user-prompt-submit"
@@ -100,7 +108,7 @@ def respond(
     from engram.core import api
 
     objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
-    cache = HookCache(roots.primary.cache_dir)
+    cache = HookCache(roots.primary)
     result = api.load(roots, query, objective=objective, count_usage=False)
     signature = str(result.data.get("signature", ""))
     if mode == "auto" and event == PROMPT and signature and cache.signature(session) == signature:
@@ -111,7 +119,7 @@ def respond(
     api.record_retrievals(roots, list(result.data.get("body_keys", [])))
     cache.remember(session, signature, event)
     selected = list(result.data.get("selected_keys", []))
-    if not selected:
+    if not selected and not result.data.get("withheld"):  # a withheld memory is always told
         return _answer(host, event, None, "skipped (no memory matched)" if proof_on else None)
     ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
     proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
@@ -137,11 +145,14 @@ class HookCache:
     FILE = "hook-state.json"
     MAX_SESSIONS = 64
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / self.FILE
+    def __init__(self, root: Root) -> None:
+        from engram.core.store import read_bytes
+
+        self.root = root
+        self.path = root.cache_dir / self.FILE
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_bytes(root, self.path))
+        except (OSError, ValueError):  # absent, broken or a link: start afresh
             data = {}
         sessions = data.get("sessions") if isinstance(data, dict) else None
         self.sessions: dict[str, dict[str, Any]] = sessions if isinstance(sessions, dict) else {}
@@ -159,36 +170,43 @@ class HookCache:
             self.sessions = dict(newest[: self.MAX_SESSIONS])
         from engram.core.store import atomic_write
 
-        atomic_write(
-            self.path, json.dumps({"version": 1, "sessions": self.sessions}, indent=1) + "\n"
-        )
+        text = json.dumps({"version": 1, "sessions": self.sessions}, indent=1) + "\n"
+        with contextlib.suppress(OSError):  # a read-only or linked cache only costs a re-send
+            atomic_write(self.path, text, root=self.root)
 
 
-def log_path(cwd: Any = None) -> Path:
-    """cache/hook.log in the workspace (or global) root, else in the user config folder."""
+def log_target(cwd: Any = None) -> tuple[Root | Path, Path]:
+    """(root, cache/hook.log) of the workspace (or global) root, else of the user config folder."""
     try:
         from engram.core.roots import resolve_roots
 
         roots = resolve_roots(Path(cwd) if isinstance(cwd, str) and cwd else None)
         if roots.all:
-            return roots.primary.cache_dir / "hook.log"
+            return roots.primary, roots.primary.cache_dir / "hook.log"
     except BaseException:
         pass
     from engram.core.roots import user_config_dir
 
-    return user_config_dir() / "cache" / "hook.log"
+    folder = user_config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, folder / "cache" / "hook.log"
 
 
 def _log_error(host: str, event: str, exc: BaseException, cwd: Any = None) -> None:
+    """One line in the hook log; nothing at all when the log (or a folder on the way) is a link."""
     try:
-        path = log_path(cwd)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            tail = path.read_bytes()[-MAX_LOG_BYTES // 2 :]
-            path.write_bytes(tail[tail.find(b"\n") + 1 :])
+        from engram.core.store import append_text, atomic_write, file_stat, read_bytes
+
+        root, path = log_target(cwd)
+        try:
+            size = file_stat(root, path).st_size
+        except FileNotFoundError:
+            size = 0
+        if size > MAX_LOG_BYTES:
+            tail = read_bytes(root, path)[-MAX_LOG_BYTES // 2 :]
+            atomic_write(path, tail[tail.find(b"\n") + 1 :], root=root)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         message = " ".join(str(exc).split())[:300]
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {host} {event} error: {type(exc).__name__}: {message}\n")
+        append_text(root, path, f"{stamp} {host} {event} error: {type(exc).__name__}: {message}\n")
     except BaseException:
         pass
