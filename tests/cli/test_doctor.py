@@ -44,7 +44,8 @@ def test_doctor_reports_hosts_manifest_and_strict(tmp_path, monkeypatch, capsys)
     code, out = run(capsys, "--json")
     env = json.loads(out)
     codes = {f["code"] for f in env["data"]["findings"]}
-    assert {"host.gemini_trust", "host.command_missing", "manifest.modified"} <= codes
+    assert {"host.gemini_trust", "host.gemini_folder_untrusted", "manifest.modified"} <= codes
+    assert not any(c.startswith("host.command") for c in codes)  # an absolute path: it starts
     assert code == 0  # warnings only
     assert run(capsys, "--strict")[0] == 1
     assert env["data"]["hosts"] == [{"host": "gemini", "scope": "workspace"}]
@@ -62,3 +63,24 @@ def test_a_broken_config_is_reported_once(tmp_path, monkeypatch, capsys):
     findings = json.loads(out)["data"]["findings"]
     assert code == 1
     assert [f["code"] for f in findings].count("config.invalid") == 1, findings
+
+
+def test_doctor_fails_when_a_linked_host_cannot_start_the_server(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "eh"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    assert main(["link", "opencode"]) == 0
+    config = tmp_path / "opencode.json"
+    data = json.loads(config.read_text())
+    data["mcp"]["engram"]["command"] = ["engram-mcp"]  # bare, while not on PATH
+    config.write_text(json.dumps(data))
+    capsys.readouterr()
+    code, out = run(capsys)
+    assert code == 1 and "host.command_missing" in out and "engram upgrade" in out
+    assert main(["upgrade"]) == 0
+    capsys.readouterr()
+    assert run(capsys)[0] == 0

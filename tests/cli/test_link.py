@@ -56,16 +56,38 @@ def test_conflict_exits_1_and_force_replaces(project, capsys):
 
 
 def test_upgrade_repins_both_scopes(project, monkeypatch, capsys):
-    import engram
+    from engram.hosts import base
 
-    monkeypatch.setattr(engram, "__version__", "0.0.1")
+    old = ("uvx", "--from", "engram-workspace-memory==0.0.1", "engram-mcp")
+    real = base.server_command
+    monkeypatch.setattr(base, "server_command", lambda: old)
     assert main(["link", "windsurf", "--global"]) == 0
     assert main(["link", "cursor"]) == 0
-    monkeypatch.setattr(engram, "__version__", "0.1.0")
+    monkeypatch.setattr(base, "server_command", real)
     capsys.readouterr()
     assert main(["upgrade", "--plan"]) == 0
     assert "-" in capsys.readouterr().out
     assert main(["upgrade"]) == 0
     home = project.parent / "home"
-    assert "==0.1.0" in (home / ".codeium/windsurf/mcp_config.json").read_text()
-    assert "==0.1.0" in (project / ".cursor/mcp.json").read_text()
+    ours = json.dumps(str(base.installed_script("engram-mcp")))
+    for path in (home / ".codeium/windsurf/mcp_config.json", project / ".cursor/mcp.json"):
+        text = path.read_text()
+        assert ours in text and "==0.0.1" not in text
+
+
+def test_scope_flag_and_a_failed_link_writes_nothing(project, capsys):
+    """`--scope workspace|global` names the scope; a conflict leaves every file untouched."""
+    assert main(["link", "codex", "--scope", "workspace"]) == 0
+    out = capsys.readouterr().out
+    assert ".codex/config.toml" in out and "trusted project" in out
+    assert main(["unlink", "codex", "--scope", "workspace"]) == 0
+    assert not (project / ".codex").exists() and not (project / "AGENTS.md").exists()
+    (project / ".mcp.json").write_text('{"mcpServers": {"engram": {"command": "x"}}}')
+    capsys.readouterr()
+    assert main(["link", "codex", "claude"]) == 1
+    captured = capsys.readouterr()
+    assert "Nothing was written" in captured.out + captured.err
+    assert not (project / "AGENTS.md").exists() and not (project / ".codex").exists()
+    with pytest.raises(SystemExit) as exited:
+        main(["link", "codex", "--global", "--scope", "workspace"])
+    assert exited.value.code == 2

@@ -6,6 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from engram.hosts.base import installed_script
+
+# What a link registers when this installation's scripts are not on PATH (the env fixture).
+SERVER = str(installed_script("engram-mcp"))
+ENGRAM = str(installed_script("engram"))
+# A registration an older Engram wrote: the runner form of a release the index does not have.
+OLD_SERVER = ("uvx", "--from", "engram-workspace-memory==0.0.1", "engram-mcp")
+OLD_ENGRAM = ("uvx", "--from", "engram-workspace-memory==0.0.1", "engram")
+
 # Files a person already has: other servers, comments, trailing commas, odd indentation.
 WORKSPACE_FILES = {
     ".mcp.json": '{\n    "mcpServers": {\n        "github": {\n            "command": "npx",\n            "args": ["-y", "@modelcontextprotocol/server-github"]\n        }\n    }\n}\n',
@@ -64,8 +73,19 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
     monkeypatch.delenv("ENGRAM_WORKSPACE", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # engram-mcp not on PATH: pinned form
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # not on PATH: absolute paths
+    for var in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "GEMINI_CLI_TRUSTED_FOLDERS_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    for var in ("GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE"):
+        monkeypatch.delenv(var, raising=False)
     from engram.core import api
 
     api.init(project)
     return {"home": home, "project": project}
+
+
+def old_scope(scope):
+    """The same scope as an older Engram saw it (the runner-form commands it registered)."""
+    from dataclasses import replace
+
+    return replace(scope, server=OLD_SERVER, engram=OLD_ENGRAM)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engram.hosts import ops
 from engram.hosts.doctor import host_findings
+
+from .conftest import SERVER, old_scope
 
 
 def codes(env):
@@ -23,13 +27,65 @@ def test_gemini_trust_is_a_warning(env):
     assert trust and trust[0].level == "warning" and trust[0].path == ".gemini/settings.json"
 
 
-def test_stale_pin_and_missing_command(env, monkeypatch):
-    import engram
+def _errors(env) -> dict[str, str]:
+    return {d.code: d.message for d in host_findings(env["project"])[0] if d.level == "error"}
 
-    monkeypatch.setattr(engram, "__version__", "0.0.9")
-    ops.run("link", ["cursor"], ops.resolve_scope(env["project"], global_=False))
-    monkeypatch.setattr(engram, "__version__", "0.1.0")
-    assert {"host.version_stale", "host.command_missing"} <= codes(env)
+
+def _set_command(env, command: str, args: list[str] | None = None) -> None:
+    path = env["project"] / ".cursor" / "mcp.json"
+    data = json.loads(path.read_text())
+    data["mcpServers"]["engram"]["command"] = command
+    if args is not None:
+        data["mcpServers"]["engram"]["args"] = args
+    path.write_text(json.dumps(data))
+
+
+def test_a_registration_that_cannot_start_this_installation_is_an_error(env, tmp_path):
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert ops.run("link", ["cursor"], scope).ok
+    assert _errors(env) == {}  # the absolute path of this installation's engram-mcp starts
+    assert ops.run("link", ["cursor"], old_scope(scope)).ok  # what an older release wrote
+    errors = _errors(env)
+    assert (
+        "host.command_unavailable" in errors
+        and "package index" in errors["host.command_unavailable"]
+    )
+    assert SERVER in errors["host.command_unavailable"]  # the fix names what to register
+    _set_command(env, "engram-mcp", [])  # bare, and not on the (empty) PATH
+    assert "not on PATH" in _errors(env)["host.command_missing"]
+    _set_command(env, str(tmp_path / "gone" / "engram-mcp"))
+    assert "does not exist" in _errors(env)["host.command_missing"]
+    plain = tmp_path / "bin" / "engram-mcp"
+    plain.parent.mkdir()
+    plain.write_text("#!/bin/sh\n")
+    _set_command(env, str(plain))
+    assert "host.command_not_executable" in _errors(env)
+    plain.write_text("#!/nowhere/venv/bin/python\nimport engram\n")
+    plain.chmod(0o755)
+    assert "/nowhere/venv/bin/python" in _errors(env)["host.command_broken"]
+    plain.write_text("#!/bin/sh\nexec true\n")
+    assert "another Engram installation" in _errors(env)["host.command_other_installation"]
+    upgraded = ops.run("upgrade", ["cursor"], ops.resolve_scope(env["project"], global_=False))
+    assert upgraded.ok and _errors(env) == {}
+
+
+def test_doctor_exits_non_zero_when_a_host_cannot_start_the_server(env, monkeypatch):
+    from engram.cli.main import main
+
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert ops.run("link", ["cursor"], old_scope(scope)).ok
+    monkeypatch.chdir(env["project"])
+    assert main(["doctor"]) == 1
+    assert main(["upgrade"]) == 0
+    assert main(["doctor"]) == 0
+
+
+@pytest.mark.parametrize("host", ["claude", "gemini"])
+def test_hook_commands_are_checked_too(env, host):
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert ops.run("link", [host], old_scope(scope)).ok
+    errors = [d for d in host_findings(env["project"])[0] if d.code == "host.command_unavailable"]
+    assert any("hook command" in d.message for d in errors), errors
 
 
 def test_missing_instructions_and_unlinked_hosts_are_quiet(env):

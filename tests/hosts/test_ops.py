@@ -10,7 +10,7 @@ import pytest
 from engram.hosts import HOSTS, ops
 from engram.hosts.base import GLOBAL, WORKSPACE, make_scope
 
-from .conftest import HOME_FILES, WORKSPACE_FILES, dirs, snapshot, write_tree
+from .conftest import HOME_FILES, SERVER, WORKSPACE_FILES, dirs, old_scope, snapshot, write_tree
 
 CASES = [(h, s) for h in HOSTS for s in (WORKSPACE, GLOBAL)]
 
@@ -35,7 +35,7 @@ def test_link_then_unlink_restores_every_byte(user_files, host, kind):
     assert snapshot(env["project"], env["home"]) != before
     relinked = ops.run("link", [host], scope_for(env, kind))
     assert relinked.ok
-    assert {c["action"] for c in relinked.data["changes"]} <= {"unchanged", "skip", "print"}
+    assert {c["action"] for c in relinked.data["changes"]} <= {"unchanged", "skip", "print", "note"}
     unlinked = ops.run("unlink", [host], scope_for(env, kind))
     assert unlinked.ok, unlinked.text
     assert snapshot(env["project"], env["home"]) == before
@@ -76,21 +76,25 @@ def test_plan_writes_nothing_and_shows_a_diff(user_files, host, kind):
 
 
 @pytest.mark.parametrize(("host", "kind"), CASES)
-def test_upgrade_repins_an_old_release_and_is_idempotent(user_files, host, kind, monkeypatch):
-    import engram
-
+def test_upgrade_repins_an_old_registration_and_is_idempotent(user_files, host, kind):
+    """An older Engram registered a runner form the index cannot install; upgrade registers
+    this installation's engram-mcp instead, and a second upgrade changes nothing."""
     env = user_files
-    monkeypatch.setattr(engram, "__version__", "0.0.1")
-    ops.run("link", [host], scope_for(env, kind))
+    assert ops.run("link", [host], old_scope(scope_for(env, kind))).ok
     old = snapshot(env["project"], env["home"])
-    pins_something = not (kind == WORKSPACE and host in ("antigravity", "windsurf", "codex"))
+    pins_something = not (kind == WORKSPACE and host in ("antigravity", "windsurf"))
     assert any(b"==0.0.1" in v for v in old.values()) == pins_something
-    monkeypatch.setattr(engram, "__version__", "0.2.0")
     scope = make_scope(scope_for(env, kind).kind, scope_for(env, kind).base, hooks=False)
     first = ops.run("upgrade", list(HOSTS), scope)
     assert first.ok, first.text
     now = snapshot(env["project"], env["home"])
     assert not any(b"==0.0.1" in v for v in now.values())
+    assert any(SERVER.encode() in v for v in now.values()) == (
+        pins_something
+        and not (
+            host == "claude" and kind == GLOBAL  # printed, not written
+        )
+    )
     second = ops.run("upgrade", list(HOSTS), scope)
     assert snapshot(env["project"], env["home"]) == now
     assert {c["action"] for c in second.data["changes"]} <= {"unchanged", "skip", "print"}
@@ -117,14 +121,50 @@ def test_link_all_then_unlink_all_in_both_scopes(user_files):
     assert ops.list_links(env["project"]).data["links"] == []
 
 
-def test_unparsable_file_is_reported_and_left_alone(env):
+def test_unparsable_file_is_reported_and_nothing_is_written(env):
     bad = env["project"] / ".mcp.json"
     bad.write_text('{"mcpServers": {,}', encoding="utf-8")
     result = ops.run("link", ["claude"], scope_for(env, WORKSPACE))
     assert not result.ok
     assert bad.read_text(encoding="utf-8") == '{"mcpServers": {,}'
     assert any(d.code == "host.config_invalid" for d in result.diagnostics)
-    assert (env["project"] / "CLAUDE.md").exists()  # the other targets still apply
+    assert "Nothing was written" in result.text and result.data["written"] is False
+    assert not (env["project"] / "CLAUDE.md").exists()  # all or nothing
+    assert not (env["project"] / ".claude").exists()
+
+
+def test_a_conflict_in_one_host_writes_nothing_for_any_host(user_files):
+    env = user_files
+    mcp = env["project"] / ".mcp.json"
+    mcp.write_text('{"mcpServers": {"engram": {"command": "my-engram"}}}\n', encoding="utf-8")
+    before = snapshot(env["project"], env["home"])
+    result = ops.run("link", ["codex", "claude", "gemini"], scope_for(env, WORKSPACE))
+    assert not result.ok and "Nothing was written" in result.text
+    assert snapshot(env["project"], env["home"]) == before  # not even AGENTS.md
+    assert not ops.state_path(scope_for(env, WORKSPACE)).exists()
+
+
+def test_a_write_that_fails_midway_puts_back_what_was_written(user_files, monkeypatch):
+    env = user_files
+    before = snapshot(env["project"], env["home"])
+    from engram.core import store
+
+    real = store.atomic_write
+    calls = {"n": 0}
+
+    def flaky(path, data, **kw):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(store, "atomic_write", flaky)
+    from engram.core.errors import EngramError
+
+    with pytest.raises(EngramError, match="put back"):
+        ops.run("link", ["claude", "gemini"], scope_for(env, WORKSPACE))
+    monkeypatch.setattr(store, "atomic_write", real)
+    assert snapshot(env["project"], env["home"]) == before
 
 
 def test_foreign_engram_entry_needs_force(env):
@@ -137,7 +177,7 @@ def test_foreign_engram_entry_needs_force(env):
     assert json.loads(mcp.read_text())["mcpServers"]["engram"] == {"command": "my-engram"}
     forced = ops.run("link", ["claude"], scope_for(env, WORKSPACE), force=True)
     assert forced.ok
-    assert "engram-mcp" in json.loads(mcp.read_text())["mcpServers"]["engram"]["args"]
+    assert json.loads(mcp.read_text())["mcpServers"]["engram"]["command"] == SERVER
 
 
 def test_relink_repins_but_keeps_keys_a_person_added(env):
@@ -150,7 +190,7 @@ def test_relink_repins_but_keeps_keys_a_person_added(env):
     settings.write_text(json.dumps(data, indent=2))
     assert ops.run("link", ["gemini"], scope_for(env, WORKSPACE)).ok
     entry = json.loads(settings.read_text())["mcpServers"]["engram"]
-    assert entry["env"] == {"LOG": "1"} and entry["command"] == "uvx"
+    assert entry["env"] == {"LOG": "1"} and entry["command"] == SERVER
 
 
 @pytest.mark.parametrize(
@@ -166,21 +206,18 @@ def test_R_INS_5_relink_and_upgrade_keep_the_server_options_a_person_added(
 ):
     """Re-pinning changes Engram's command, never a person's `--no-elicitation`."""
     scope = scope_for(env, WORKSPACE)
-    assert ops.run("link", [host], scope).ok
+    assert ops.run("link", [host], old_scope(scope)).ok
     path = env["project"] / file
     data = json.loads(path.read_text())
     entry = data[keys[0]][keys[1]]
     entry[options] = [*entry[options], "--no-elicitation"]
-    if options == "args":
-        entry["args"] = ["--from", "engram-workspace-memory==0.0.9", *entry["args"][2:]]
     path.write_text(json.dumps(data, indent=2))
     for action in ("link", "upgrade"):
         result = ops.run(action, [host], scope)
         assert result.ok, result.text
         entry = json.loads(path.read_text())[keys[0]][keys[1]]
-        command = [*entry["command"], *entry["args"]] if host == "opencode" else entry["args"]
-        assert "engram-workspace-memory==0.1.0" in command, command
-        assert command.count("--no-elicitation") == 1, command
+        command = entry["command"] if host == "opencode" else [entry["command"], *entry["args"]]
+        assert command == [SERVER, "--no-elicitation"], command
     assert ops.run("unlink", [host], scope).ok
     assert not path.exists()  # Engram created the file; the person's option went with it
 
@@ -198,3 +235,63 @@ def test_unknown_host_names_the_known_ones():
 
     with pytest.raises(UsageError, match="claude, codex"):
         ops.host_names(["vim"])
+
+
+def test_opencode_entry_has_the_shape_of_its_schema_and_old_entries_are_migrated(env):
+    """OpenCode's McpLocalConfig has type, command (array), environment, enabled: no `args`
+    (dropped by OpenCode) and no `env`; an entry an older Engram wrote is reshaped."""
+    scope = scope_for(env, WORKSPACE)
+    assert ops.run("link", ["opencode"], scope).ok
+    path = env["project"] / "opencode.json"
+    entry = json.loads(path.read_text())["mcp"]["engram"]
+    assert entry == {"type": "local", "command": [SERVER], "enabled": True}
+    old = {
+        "type": "local",
+        "command": ["engram-mcp"],
+        "args": ["--no-elicitation"],
+        "env": {"LOG": "1"},
+        "enabled": True,
+    }
+    path.write_text(json.dumps({"mcp": {"engram": old}}, indent=2) + "\n")
+    assert ops.run("link", ["opencode"], scope).ok
+    entry = json.loads(path.read_text())["mcp"]["engram"]
+    assert entry == {
+        "type": "local",
+        "command": [SERVER, "--no-elicitation"],
+        "environment": {"LOG": "1"},
+        "enabled": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("host", "file", "keys"),
+    [
+        ("claude", ".mcp.json", ("mcpServers", "engram")),
+        ("cursor", ".cursor/mcp.json", ("mcpServers", "engram")),
+        ("gemini", ".gemini/settings.json", ("mcpServers", "engram")),
+        ("opencode", "opencode.jsonc", ("mcp", "engram")),
+    ],
+)
+def test_json_entries_are_recognised_after_the_host_rewrote_the_file(user_files, host, file, keys):
+    """A host that re-serialises its JSON (other indentation, key order, Engram's state now
+    stale) still gets its `engram` entry found by what it is: list, re-link and unlink."""
+    env = user_files
+    scope = scope_for(env, WORKSPACE)
+    assert ops.run("link", [host], scope).ok
+    path = env["project"] / file
+    from engram.hosts.files import JsonDoc
+
+    data = JsonDoc(path.read_text()).value
+    data[keys[0]] = {"added-by-host": {"command": "x"}, **data[keys[0]]}
+    data[keys[0]][keys[1]]["command"] = (
+        ["/gone/engram-mcp"] if host == "opencode" else "/gone/engram-mcp"
+    )
+    path.write_text(json.dumps(data, indent=4, sort_keys=True))
+    linked = {r["host"] for r in ops.list_links(env["project"]).data["links"]}
+    assert host in linked
+    assert ops.run("link", [host], scope).ok
+    entry = JsonDoc(path.read_text()).value[keys[0]][keys[1]]
+    assert (entry["command"][0] if host == "opencode" else entry["command"]) == SERVER
+    assert ops.run("unlink", [host], scope).ok
+    left = JsonDoc(path.read_text()).value
+    assert keys[1] not in left[keys[0]] and "added-by-host" in left[keys[0]]

@@ -95,7 +95,8 @@ def test_R_APP_7_codex_block_asks_for_approval_of_commit(example_project, env_pa
     assert linked.returncode == 0, linked.stderr
     config = tomllib.loads((Path(env_path["HOME"]) / ".codex" / "config.toml").read_text())
     server = config["mcp_servers"]["engram"]
-    assert server["tools"]["engram_commit"]["approval_mode"] == "approve"
+    # In Codex "approve" means pre-approved; "prompt" asks the human on every call.
+    assert server["tools"]["engram_commit"]["approval_mode"] == "prompt"
     tools = tools_of(
         start_registered(server["command"], server.get("args", []), example_project, env_path)
     )

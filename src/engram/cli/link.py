@@ -18,9 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=f"Hosts: {names}; `all` for every host; `list` shows what is linked.",
     )
     p.add_argument("hosts", nargs="+", metavar="HOST", help=f"{names}, all, or list")
-    p.add_argument(
-        "--global", dest="global_", action="store_true", help="user-level files under $HOME"
-    )
+    _scope_flags(p)
     p.add_argument("--plan", action="store_true", help="show the changes as a diff; write nothing")
     p.add_argument(
         "--force", action="store_true", help="replace an `engram` entry Engram did not write"
@@ -31,9 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     u = sub.add_parser("unlink", help="remove exactly what `engram link` added")
     u.add_argument("hosts", nargs="+", metavar="HOST", help=f"{names}, or all")
-    u.add_argument(
-        "--global", dest="global_", action="store_true", help="user-level files under $HOME"
-    )
+    _scope_flags(u)
     u.add_argument("--plan", action="store_true", help="show the changes as a diff; write nothing")
     add_json_flag(u)
     u.set_defaults(func=cmd_unlink)
@@ -46,13 +42,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.set_defaults(func=cmd_upgrade)
 
 
+def _scope_flags(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--global", dest="global_", action="store_true", help="user-level files under $HOME"
+    )
+    group.add_argument(
+        "--scope",
+        choices=("workspace", "global"),
+        help="workspace (this project, the default) or global (same as --global)",
+    )
+
+
+def _is_global(args: argparse.Namespace) -> bool:
+    return bool(args.global_) or args.scope == "global"
+
+
 def cmd_link(args: argparse.Namespace) -> int:
     from engram.hosts import ops
 
     if args.hosts == ["list"]:
         return emit(ops.list_links(start_dir(args)), args)
     names = ops.host_names(args.hosts)
-    scope = ops.resolve_scope(start_dir(args), global_=args.global_, hooks=not args.no_hooks)
+    scope = ops.resolve_scope(start_dir(args), global_=_is_global(args), hooks=not args.no_hooks)
     return emit(ops.run("link", names, scope, plan=args.plan, force=args.force), args)
 
 
@@ -60,7 +72,7 @@ def cmd_unlink(args: argparse.Namespace) -> int:
     from engram.hosts import ops
 
     names = ops.host_names(args.hosts)
-    scope = ops.resolve_scope(start_dir(args), global_=args.global_)
+    scope = ops.resolve_scope(start_dir(args), global_=_is_global(args))
     return emit(ops.run("unlink", names, scope, plan=args.plan), args)
 
 

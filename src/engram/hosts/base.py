@@ -81,24 +81,125 @@ def home_dir() -> Path:
     return Path(env) if env else Path.home()
 
 
+# Whether `uvx --from <distribution>==<version>` can fetch this release. The package index
+# does not have Engram's releases today, so the runner form would fail to start; it is never
+# registered while this is False (R-REG-3 then falls back to this installation's path).
+RUNNER_INSTALLABLE = False
+SERVER_MODULE = "engram.mcp.server"
+CLI_MODULE = "engram.cli.main"
+
+
 def runner_prefix() -> list[str]:
-    """The pinned runner used when Engram's executables are not on PATH (R-REG-3)."""
+    """The pinned runner form (R-REG-3), used only when that release is installable."""
     from engram import DISTRIBUTION, __version__
 
     return ["uvx", "--from", f"{DISTRIBUTION}=={__version__}"]
 
 
+def scripts_dirs() -> list[Path]:
+    """Where this installation's console scripts live (its venv's bin, pipx's, uv tool's)."""
+    import sys
+    import sysconfig
+
+    out: list[Path] = []
+    for raw in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        if raw and Path(raw) not in out:
+            out.append(Path(raw))
+    return out
+
+
+def installed_script(name: str) -> Path | None:
+    """The absolute path of this installation's `name` script (None when not installed)."""
+    for folder in scripts_dirs():
+        for candidate in (folder / name, folder / f"{name}.exe"):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate.absolute()
+    return None
+
+
+PIP_SH_EXEC = "'''exec' "
+
+
+def shebang_interpreter(path: Path) -> str | None:
+    """The interpreter a console script's `#!` line names (None for binaries and launchers)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    if line.startswith("/bin/sh"):  # pip's wrapper for long paths names it on line 2
+        lines = head.decode("utf-8", "replace").splitlines()
+        second = lines[1] if len(lines) > 1 else ""
+        if not second.startswith(PIP_SH_EXEC):
+            return None
+        try:
+            words = shlex.split(second[len(PIP_SH_EXEC) :])
+        except ValueError:
+            return None
+        return words[0] if words else None
+    try:
+        parts = shlex.split(line)
+    except ValueError:
+        return None
+    if parts and Path(parts[0]).name == "env" and len(parts) > 1:
+        return None  # `#!/usr/bin/env python`: depends on PATH, not on an installation
+    return parts[0] if parts else None
+
+
+def same_installation(found: str | Path, name: str) -> bool:
+    """Whether the executable `found` is this installation's `name` (same file, or a script
+    run by this very interpreter), not another venv's copy that happens to be on PATH."""
+    import sys
+
+    ours = installed_script(name)
+    if ours is None:
+        return False
+    try:
+        if Path(found).resolve() == ours.resolve():
+            return True
+    except OSError:
+        return False
+    interp = shebang_interpreter(Path(found))
+    if interp is None:
+        return False
+    here = Path(sys.executable)
+    try:  # the same venv (python vs python3 are links to one file inside one bin folder)
+        return Path(interp).parent.resolve() == here.parent.resolve() and os.path.samefile(
+            interp, here
+        )
+    except OSError:
+        return False
+
+
+def command_for(name: str, module: str) -> tuple[str, ...]:
+    """What really starts this installation's `name` from a host, whatever the host's PATH.
+
+    Bare `name` only when PATH resolves it to this installation; otherwise its absolute path
+    (as pre-commit registers its interpreter); the pinned runner form only when that release
+    is installable; as a last resort this interpreter with `-m` (a source checkout).
+    """
+    import sys
+
+    found = shutil.which(name)
+    if found and same_installation(found, name):
+        return (name,)
+    script = installed_script(name)
+    if script is not None:
+        return (str(script),)
+    if RUNNER_INSTALLABLE:
+        return (*runner_prefix(), name)
+    return (os.path.abspath(sys.executable), "-m", module)
+
+
 def server_command() -> tuple[str, ...]:
-    """`engram-mcp` when it is on PATH, otherwise the runner form pinned to this release."""
-    if shutil.which("engram-mcp"):
-        return ("engram-mcp",)
-    return (*runner_prefix(), "engram-mcp")
+    return command_for("engram-mcp", SERVER_MODULE)
 
 
 def engram_command() -> tuple[str, ...]:
-    if shutil.which("engram"):
-        return ("engram",)
-    return (*runner_prefix(), "engram")
+    return command_for("engram", CLI_MODULE)
 
 
 def make_scope(kind: str, base: Path, *, hooks: bool = True) -> Scope:
@@ -122,9 +223,20 @@ SERVER_NAMES = ("engram-mcp", "engram-mcp.exe")
 MANAGED_OPTIONS = frozenset({"--always-load"})
 
 
+def _server_at(command: list[str] | tuple[str, ...]) -> int | None:
+    """Index of the last word that names the server (`engram-mcp`, or `-m engram.mcp.server`)."""
+    parts = [str(p) for p in command]
+    for i, part in enumerate(parts):
+        if Path(part).name in SERVER_NAMES:
+            return i
+        if part == "-m" and i + 1 < len(parts) and parts[i + 1] == SERVER_MODULE:
+            return i + 1
+    return None
+
+
 def runs_engram_mcp(command: list[str] | tuple[str, ...]) -> bool:
-    """Whether a registered command starts Engram's MCP server (any pinned form)."""
-    return any(Path(str(p)).name in SERVER_NAMES for p in command)
+    """Whether a registered command starts Engram's MCP server (any form Engram writes)."""
+    return _server_at(command) is not None
 
 
 def person_options(command: list[str] | tuple[str, ...]) -> list[str]:
@@ -132,17 +244,76 @@ def person_options(command: list[str] | tuple[str, ...]) -> list[str]:
 
     Re-pinning replaces the command in front of them and keeps them (R-REG-4, R-INS-5).
     """
-    for i, part in enumerate(command):
-        if Path(str(part)).name in SERVER_NAMES:
-            return [str(o) for o in command[i + 1 :] if o not in MANAGED_OPTIONS]
-    return []
+    at = _server_at(command)
+    if at is None:
+        return []
+    return [str(o) for o in command[at + 1 :] if o not in MANAGED_OPTIONS]
 
 
 HOOK_RE = re.compile(
-    r"(?:^|[\s/\\])engram(?:\.exe)?\s+hook\s+(?P<host>[a-z]+)\s+(?P<event>[a-z-]+)"
+    r"(?:(?:^|[\s/\\'\"])engram(?:\.exe)?|\s-m\s+engram\.cli\.main)['\"]?"
+    r"\s+hook\s+(?P<host>[a-z]+)\s+(?P<event>[a-z-]+)"
 )
 
 
 def is_engram_hook(command: str, host: str | None = None) -> bool:
     m = HOOK_RE.search(command or "")
     return bool(m) and (host is None or m.group("host") == host)
+
+
+RUNNERS = frozenset({"uvx", "uv", "pipx", "npx"})
+
+
+def launch_problem(command: list[str] | tuple[str, ...], name: str) -> tuple[str, str] | None:
+    """Why a registered command would not start this installation's `name`, or None.
+
+    Returns a stable code and a sentence: the runner form of a release the index does not
+    have, a command missing from PATH or from disk, a file that cannot run (or whose
+    interpreter is gone), or another installation of Engram than this one.
+    """
+    import sys
+
+    from engram import DISTRIBUTION
+
+    words = [str(w) for w in command]
+    if not words:
+        return None
+    first = words[0]
+    pinned = pinned_version(words)
+    if Path(first).name in RUNNERS or pinned is not None:
+        if RUNNER_INSTALLABLE:
+            return None
+        return (
+            "host.command_unavailable",
+            f"`{shlex.join(words[:4])}` installs {DISTRIBUTION}"
+            + (f"=={pinned}" if pinned else "")
+            + " from the package index, which does not have it",
+        )
+    if os.path.isabs(first) or os.sep in first or (os.altsep and os.altsep in first):
+        path: Path | None = Path(first).expanduser()
+        if not path.exists():
+            return "host.command_missing", f"`{first}` does not exist"
+    else:
+        found = shutil.which(first)
+        if found is None:
+            return "host.command_missing", f"`{first}` is not on PATH"
+        path = Path(found)
+    if path.is_dir() or not os.access(path, os.X_OK):
+        return "host.command_not_executable", f"`{path}` is not an executable file"
+    interp = shebang_interpreter(path)
+    if interp is not None and not Path(interp).exists():
+        return "host.command_broken", f"`{path}` runs {interp}, which no longer exists"
+    if "-m" in words:  # `<python> -m engram.…`: this interpreter, or another one?
+        try:
+            same = os.path.samefile(path, sys.executable)
+        except OSError:
+            same = False
+        if not same:
+            return "host.command_other_installation", f"`{path}` is not this installation's Python"
+        return None
+    if Path(first).name in (name, f"{name}.exe") and not same_installation(path, name):
+        return (
+            "host.command_other_installation",
+            f"`{path}` belongs to another Engram installation than this one",
+        )
+    return None

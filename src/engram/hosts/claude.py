@@ -14,18 +14,27 @@ What Claude Code reads (its own documentation):
 - Memory files, https://code.claude.com/docs/en/memory : `CLAUDE.md` at the project root and
   `~/.claude/CLAUDE.md` for every project.
 
+A project `.mcp.json` server stays "pending approval" in Claude Code until the person
+approves it (checked with Claude Code 2.1): it runs once the project is trusted
+(`projects.<path>.hasTrustDialogAccepted` in `~/.claude.json`) and the server is enabled
+there or in `.claude/settings*.json` (`enabledMcpjsonServers`, `enableAllProjectMcpServers`),
+or when the user settings enable it; `disabledMcpjsonServers` anywhere turns it off.
+`engram link` says so and `engram doctor` reads that state (never writes it).
+
 R-INS-3: `--always-load` is added to `.mcp.json` and to the printed command only when no
 Engram Claude hook is installed or being installed (the hooks already inject context).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from engram.hosts.base import GLOBAL, INSTRUCTIONS, Scope
-from engram.hosts.targets import JsonHooks, JsonServer, Printed, Target, TextBlock
+from engram.hosts.targets import JsonHooks, JsonServer, Notice, Printed, Target, TextBlock
 
 NAME = "claude"
 TITLE = "Claude Code"
@@ -81,6 +90,85 @@ def commit_allow_rules(scope: Scope) -> list[tuple[Path, str]]:
     return found
 
 
+APPROVED, PENDING, DISABLED = "approved", "pending", "disabled"
+
+
+def claude_json(scope: Scope) -> Path:
+    """Claude Code's own state file (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() / ".claude.json" if env else scope.home / ".claude.json"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    from engram.hosts.files import JsonDoc
+
+    try:
+        value = JsonDoc(path.read_text(encoding="utf-8")).value
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _project_entry(scope: Scope) -> dict[str, Any]:
+    projects = _read_json(claude_json(scope)).get("projects")
+    if not isinstance(projects, dict):
+        return {}
+    folder = scope.base
+    keys = [folder, folder.resolve()]
+    for parent in [folder, *folder.parents]:  # Claude Code keys a repository by its root
+        if (parent / ".git").exists():
+            keys.append(parent)
+            break
+    for key in keys:
+        entry = projects.get(str(key))
+        if isinstance(entry, dict):
+            return entry
+    return {}
+
+
+def _names(data: dict[str, Any], key: str) -> list[str]:
+    value = data.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def mcpjson_state(scope: Scope) -> str:
+    """Whether Claude Code runs the project's `engram` server: approved, pending or disabled."""
+    user = _read_json(scope.home / ".claude" / "settings.json")
+    project = [_read_json(_settings(scope).with_name(n)) for n in LOCAL_SETTINGS]
+    entry = _project_entry(scope)
+    if any("engram" in _names(d, "disabledMcpjsonServers") for d in [user, entry, *project]):
+        return DISABLED
+    if user.get("enableAllProjectMcpServers") is True or "engram" in _names(
+        user, "enabledMcpjsonServers"
+    ):
+        return APPROVED
+    if entry.get("hasTrustDialogAccepted") is True and any(
+        d.get("enableAllProjectMcpServers") is True
+        or "engram" in _names(d, "enabledMcpjsonServers")
+        for d in [entry, *project]
+    ):
+        return APPROVED
+    return PENDING
+
+
+LOCAL_SETTINGS = ("settings.json", "settings.local.json")
+APPROVAL_STEP = (
+    "Claude Code shows the project's `engram` server as pending approval: run `claude` in "
+    "{base} and approve it when asked (or in /mcp)"
+)
+DISABLED_STEP = (
+    "Claude Code has the project's `engram` server in disabledMcpjsonServers; enable it in "
+    "/mcp (or remove it from that list)"
+)
+
+
+def approval_step(scope: Scope) -> str | None:
+    state = mcpjson_state(scope)
+    if state == PENDING:
+        return APPROVAL_STEP.format(base=scope.base)
+    return DISABLED_STEP if state == DISABLED else None
+
+
 def targets(scope: Scope) -> list[Target]:
     hooked = scope.hooks or hooks_in_effect(scope)
     extra = [] if hooked else ["--always-load"]
@@ -102,4 +190,6 @@ def targets(scope: Scope) -> list[Target]:
         memory = scope.base / "CLAUDE.md"
     out.append(hook_target(scope))
     out.append(TextBlock(memory, NAME, INSTRUCTIONS))
+    if not scope.is_global:
+        out.append(Notice(lambda: approval_step(scope)))
     return out

@@ -1,19 +1,37 @@
 """Host checks for `engram doctor`: is each linked host's wiring present, runnable and current?
 
 Findings carry stable codes (`host.gemini_trust` for R-APP-8, `host.commit_allowed` for
-R-APP-10, `host.command_missing`, `host.version_stale`, …) and say what to run to fix them.
+R-APP-10, `host.codex_commit_preapproved`, `host.command_missing`, …) and say what to run to
+fix them. A linked host that cannot start the server (command missing, not executable,
+another installation, a runner release the index does not have) is an error, so `doctor`
+exits non-zero; steps the host asks of the person (approve, trust) are warnings.
 """
 
 from __future__ import annotations
 
-import shutil
+import shlex
 from pathlib import Path
 
 from engram.core.results import Diagnostic
 from engram.hosts import HOSTS, get_host
-from engram.hosts.base import Scope, pinned_version
+from engram.hosts.base import (
+    RUNNER_INSTALLABLE,
+    Scope,
+    engram_command,
+    launch_problem,
+    pinned_version,
+    server_command,
+)
 from engram.hosts.ops import inspect_host, rel, scopes_in_view
-from engram.hosts.targets import HOOKS, INSTRUCTIONS, REGISTRATION, Inspection, Printed, Skipped
+from engram.hosts.targets import (
+    HOOKS,
+    INSTRUCTIONS,
+    REGISTRATION,
+    Inspection,
+    Notice,
+    Printed,
+    Skipped,
+)
 
 
 def host_findings(start: Path | None) -> tuple[list[Diagnostic], list[dict]]:
@@ -22,14 +40,73 @@ def host_findings(start: Path | None) -> tuple[list[Diagnostic], list[dict]]:
 
     out: list[Diagnostic] = []
     rows: list[dict] = []
-    for scope in scopes_in_view(start):
+    scopes = scopes_in_view(start)
+    workspace = next((s.base for s in scopes if not s.is_global), None)
+    for scope in scopes:
         for name in HOSTS:
             seen = inspect_host(name, scope)
             if not any(isinstance(i, Inspection) and i.present for _, i in seen):
                 continue
             rows.append({"host": name, "scope": scope.kind})
             _check_host(name, scope, seen, out, __version__)
+            _check_person_steps(name, scope, seen, out, workspace)
     return out, rows
+
+
+def _registered(seen: list) -> tuple[object, Inspection] | None:
+    for target, insp in seen:
+        if target.role == REGISTRATION and isinstance(insp, Inspection) and insp.present:
+            return target, insp
+    return None
+
+
+def _check_person_steps(
+    name: str, scope: Scope, seen: list, out: list[Diagnostic], workspace: Path | None
+) -> None:
+    """What the host itself asks of the person before it starts the server (R-APP-8 kin)."""
+    where = f"{name} ({scope.kind})"
+    found = _registered(seen)
+    if found is None:
+        return
+    target, _ = found
+    path = _p(scope, getattr(target, "path", None))
+    if name == "claude" and not scope.is_global:
+        from engram.hosts import claude
+
+        state = claude.mcpjson_state(scope)
+        if state == claude.PENDING:
+            message = claude.APPROVAL_STEP.format(base=scope.base)
+            out.append(
+                Diagnostic("warning", "host.claude_approval_pending", f"{where}: {message}", path)
+            )
+        elif state == claude.DISABLED:
+            out.append(
+                Diagnostic(
+                    "warning",
+                    "host.claude_server_disabled",
+                    f"{where}: {claude.DISABLED_STEP}",
+                    path,
+                )
+            )
+    if name == "codex" and not scope.is_global:
+        from engram.hosts import codex
+
+        step = codex.trust_step(scope)
+        if step:
+            code = "host.codex_project_untrusted"
+            out.append(Diagnostic("warning", code, f"{where}: {step}", path))
+    if name == "gemini":
+        from dataclasses import replace
+
+        from engram.hosts import gemini
+        from engram.hosts.base import WORKSPACE
+
+        folder = scope.base if not scope.is_global else workspace
+        if folder is not None and not gemini.folder_trusted(scope, folder):
+            step = gemini.trust_step(replace(scope, kind=WORKSPACE, base=folder))
+            out.append(
+                Diagnostic("warning", "host.gemini_folder_untrusted", f"{where}: {step}", path)
+            )
 
 
 def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], version: str) -> None:
@@ -41,7 +118,7 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
 
     registered: Inspection | None = None
     for target, insp in seen:
-        if isinstance(target, Skipped):
+        if isinstance(target, Skipped | Notice):
             continue
         if isinstance(insp, str):
             add(
@@ -111,13 +188,30 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
                 target.path,
             )
         if name == "codex" and target.role == REGISTRATION:
-            from engram.hosts.codex import COMMIT_APPROVAL_MODE
+            from engram.hosts import codex
 
-            if insp.detail.get("approval_mode") != COMMIT_APPROVAL_MODE:
+            mode = codex.effective_commit_mode(insp.detail)
+            if mode == codex.PREAPPROVED:
+                whose = (
+                    "[mcp_servers.engram.tools.engram_commit] approval_mode"
+                    if insp.detail.get("approval_mode")
+                    else "[mcp_servers.engram] default_tools_approval_mode"
+                )
+                add(
+                    "warning",
+                    "host.codex_commit_preapproved",
+                    f'{whose} is "approve", which in Codex means pre-approved: engram_commit '
+                    "would write memory without asking anyone; run `engram upgrade` to set "
+                    f'approval_mode = "{codex.COMMIT_APPROVAL_MODE}"',
+                    target.path,
+                )
+            elif mode != codex.COMMIT_APPROVAL_MODE:
                 add(
                     "warning",
                     "host.codex_approval",
-                    f"[mcp_servers.engram.tools.engram_commit] approval_mode is not {COMMIT_APPROVAL_MODE!r}; run `engram upgrade`",
+                    f"engram_commit's approval_mode is {mode!r}, not "
+                    f"{codex.COMMIT_APPROVAL_MODE!r} (Codex then decides whether to ask); "
+                    "run `engram upgrade`",
                     target.path,
                 )
     if name == "claude":
@@ -144,19 +238,26 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
 
 
 def _check_command(add, insp: Inspection, role: str, path: Path | None, version: str) -> None:
+    """A registered or hook command that would not start this installation is an error."""
     command = insp.command or []
     if not command or role == INSTRUCTIONS:
         return
-    what = "hook command" if role == HOOKS else "server command"
-    if not shutil.which(command[0]):
+    hook = role == HOOKS
+    what = "hook command" if hook else "server command"
+    problem = launch_problem(command, "engram" if hook else "engram-mcp")
+    if problem is not None:
+        code, why = problem
+        wanted = shlex.join(engram_command() if hook else server_command())
         add(
-            "warning",
-            "host.command_missing",
-            f"{what} `{command[0]}` is not on PATH; install Engram (or uv) or run `engram upgrade` after installing",
+            "error",
+            code,
+            f"the host cannot start the {what}: {why}; run `engram upgrade` to register "
+            f"this installation (`{wanted}`)",
             path,
         )
+        return
     pinned = pinned_version(command)
-    if pinned is not None and pinned != version:
+    if RUNNER_INSTALLABLE and pinned is not None and pinned != version:
         add(
             "warning",
             "host.version_stale",

@@ -9,19 +9,89 @@ What Gemini CLI reads (its own documentation):
   `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": …, "name": …,
   "timeout": <ms>}]}]}}`; SessionStart and BeforeAgent (after the prompt is submitted) read
   JSON on stdin and may answer `{"hookSpecificOutput": {"additionalContext": …}}`.
+- Folder trust, https://geminicli.com/docs/cli/trusted-folders (checked with Gemini CLI 0.61):
+  in a folder the person has not trusted, Gemini CLI disables every MCP server (the user's
+  too). Trust lives in `~/.gemini/trustedFolders.json` (`GEMINI_CLI_TRUSTED_FOLDERS_PATH`),
+  `{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}`, the longest matching rule
+  winning; `security.folderTrust.enabled: false` in the user settings turns the check off.
 - Context file, https://geminicli.com/docs/cli/gemini-md : `GEMINI.md` at the project root
   and `~/.gemini/GEMINI.md`.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 from engram.hosts.base import INSTRUCTIONS, Scope
-from engram.hosts.targets import JsonHooks, JsonServer, Target, TextBlock
+from engram.hosts.targets import JsonHooks, JsonServer, Notice, Target, TextBlock
 
 NAME = "gemini"
 TITLE = "Gemini CLI"
 EVENTS = {"SessionStart": "session-start", "BeforeAgent": "user-prompt-submit"}
 HOOK_TIMEOUT_MS = 15000
+
+
+def _gemini_dir(scope: Scope) -> Path:
+    env = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(env).expanduser() if env else scope.home) / ".gemini"
+
+
+def _read_json(path: Path) -> Any:
+    from engram.hosts.files import JsonDoc
+
+    try:
+        return JsonDoc(path.read_text(encoding="utf-8")).value
+    except (OSError, ValueError):
+        return None
+
+
+def _within(folder: Path, rule: Path) -> bool:
+    try:
+        folder.resolve().relative_to(rule.resolve())
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def folder_trusted(scope: Scope, folder: Path) -> bool:
+    """Whether Gemini CLI trusts `folder` (and so starts MCP servers there), as it decides."""
+    if os.environ.get("GEMINI_RESTRICTED_MODE") == "true":
+        return False
+    env = os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if env in ("true", "false"):
+        return env == "true"
+    settings = _read_json(_gemini_dir(scope) / "settings.json")
+    security = settings.get("security") if isinstance(settings, dict) else None
+    trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(trust, dict) and trust.get("enabled") is False:
+        return True
+    path = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+    rules = _read_json(Path(path) if path else _gemini_dir(scope) / "trustedFolders.json")
+    best: tuple[int, str] | None = None
+    for rule, level in (rules or {}).items() if isinstance(rules, dict) else []:
+        if level not in ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST"):
+            continue
+        effective = Path(rule).parent if level == "TRUST_PARENT" else Path(rule)
+        if _within(folder, effective) and (best is None or len(rule) > best[0]):
+            best = (len(rule), level)
+    return best is not None and best[1] != "DO_NOT_TRUST"
+
+
+def trust_step(scope: Scope) -> str | None:
+    """What the person must do before Gemini CLI starts the server in this project."""
+    if scope.is_global:
+        return (
+            "Gemini CLI starts MCP servers only in folders you trust: in each project, run "
+            "`gemini` and choose to trust the folder (or `/permissions trust`)"
+        )
+    if folder_trusted(scope, scope.base):
+        return None
+    return (
+        f"Gemini CLI disables MCP servers in untrusted folders: run `gemini` in {scope.base} "
+        "and choose to trust the folder (or `/permissions trust`)"
+    )
 
 
 def targets(scope: Scope) -> list[Target]:
@@ -39,4 +109,5 @@ def targets(scope: Scope) -> list[Target]:
             extra=lambda ev: {"name": f"engram-{EVENTS[ev]}", "timeout": HOOK_TIMEOUT_MS},
         ),
         TextBlock(memory, NAME, INSTRUCTIONS),
+        Notice(lambda: trust_step(scope)),
     ]

@@ -1,9 +1,10 @@
 """link, unlink, upgrade and list: apply hosts' targets to their files, or preview them.
 
 Every change is computed in memory first (one text per file, each target transforming it
-in turn), so `--plan` shows exactly the diff that a real run writes. A file that cannot be
-parsed is reported and left alone; an `engram` entry that Engram did not write is replaced
-only with `--force` (R-INS-4). What Engram created (files, folders, containers) is recorded
+in turn), so `--plan` shows exactly the diff that a real run writes, and a run applies all
+of its edits or none: a file that cannot be parsed, or an `engram` entry that Engram did
+not write (replaced only with `--force`, R-INS-4), stops the whole run before anything is
+written, and a write that fails midway puts back the files already written. What Engram created (files, folders, containers) is recorded
 in the link state so that unlink gives back the user's bytes exactly (R-REG-5).
 """
 
@@ -30,7 +31,7 @@ from engram.hosts.base import (
     pinned_version,
 )
 from engram.hosts.files import ConfigParseError, unified_diff
-from engram.hosts.targets import HOOKS, Inspection, Printed, Skipped, Target
+from engram.hosts.targets import HOOKS, Inspection, Notice, Printed, Skipped, Target
 
 STATE_FILE = "links.json"
 
@@ -160,6 +161,13 @@ def run(
         if op == "upgrade" and not any(_inspect(t).present for t in targets):
             continue
         for target in targets:
+            if isinstance(target, Notice):
+                message = target.message() if op == "link" else ""
+                if message:
+                    changes.append(
+                        Change(name, scope.kind, target.role, target.label, None, "note", message)
+                    )
+                continue
             changes.append(_apply(op, name, scope, target, texts, originals, broken, files, force))
     diffs: list[str] = []
     written: list[Path] = []
@@ -167,11 +175,12 @@ def run(
         if text != originals[path]:
             diffs.append(unified_diff(rel(scope, path), originals[path], text))
             written.append(path)
-    if not plan and written:
+    failed = any(c.action in ("conflict", "error") for c in changes)
+    if not plan and written and not failed:
         with _lock(scope):
             _write(scope, written, texts, originals, files)
             _save_state(scope, state)
-    return _result(op, scope, changes, diffs, plan)
+    return _result(op, scope, changes, diffs, plan, held_back=failed and bool(written))
 
 
 def _inspect(target: Target) -> Inspection:
@@ -244,25 +253,50 @@ def _write(
     from engram.core.store import atomic_write
 
     emptied: list[Path] = []
-    for path in written:
-        rec = files.setdefault(rel(scope, path), {})
-        text = texts[path]
-        if text is None:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            emptied += [
-                Path(d) if Path(d).is_absolute() else scope.base / d for d in rec.get("dirs", [])
-            ]
-            files.pop(rel(scope, path), None)
-            continue
-        if originals[path] is None:
-            made = [p for p in reversed(path.parents) if not p.exists()]
-            if made:
-                rec["dirs"] = [rel(scope, p) for p in made]
-        atomic_write(path, text)
+    done: list[Path] = []
+    try:
+        for path in written:
+            rec = files.setdefault(rel(scope, path), {})
+            text = texts[path]
+            if text is None:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                done.append(path)
+                emptied += [
+                    Path(d) if Path(d).is_absolute() else scope.base / d
+                    for d in rec.get("dirs", [])
+                ]
+                files.pop(rel(scope, path), None)
+                continue
+            if originals[path] is None:
+                made = [p for p in reversed(path.parents) if not p.exists()]
+                if made:
+                    rec["dirs"] = [rel(scope, p) for p in made]
+            atomic_write(path, text)
+            done.append(path)
+    except OSError as exc:
+        _put_back(done, originals)
+        raise EngramError(
+            f"could not write {rel(scope, path)} ({exc.strerror or exc}); "
+            "the files already written were put back, nothing changed",
+            code="host.write_failed",
+        ) from exc
     for folder in sorted(set(emptied), key=lambda p: -len(p.parts)):
         with contextlib.suppress(OSError):
             folder.rmdir()  # only when empty
+
+
+def _put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
+    """Undo a partly applied run: every file already written gets its old bytes back."""
+    from engram.core.store import atomic_write
+
+    for path in reversed(done):
+        with contextlib.suppress(OSError):
+            old = originals[path]
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, old)
 
 
 def _save_state(scope: Scope, state: dict) -> None:
@@ -277,7 +311,15 @@ def _save_state(scope: Scope, state: dict) -> None:
 VERB = {"link": "Linked", "unlink": "Unlinked", "upgrade": "Upgraded"}
 
 
-def _result(op: str, scope: Scope, changes: list[Change], diffs: list[str], plan: bool) -> Result:
+def _result(
+    op: str,
+    scope: Scope,
+    changes: list[Change],
+    diffs: list[str],
+    plan: bool,
+    *,
+    held_back: bool = False,
+) -> Result:
     lines: list[str] = []
     current = None
     for c in changes:
@@ -289,6 +331,11 @@ def _result(op: str, scope: Scope, changes: list[Change], diffs: list[str], plan
         lines.append(f"  {c.action:<9} {c.label:<28} {where}{detail}".rstrip())
     if not changes:
         lines.append(f"nothing is linked in the {scope.kind} scope; nothing to do")
+    if held_back and not plan:
+        lines.append(
+            "Nothing was written: every file is left as it was. Fix the problem above "
+            "(or rerun with --force to replace a foreign entry), then run again."
+        )
     if plan:
         lines.append("")
         lines.append("Plan only: nothing was written." if diffs else "Plan only: no change.")
@@ -302,6 +349,7 @@ def _result(op: str, scope: Scope, changes: list[Change], diffs: list[str], plan
             "plan": plan,
             "command": list(scope.server),
             "changes": [asdict(c) for c in changes],
+            "written": not plan and not held_back and bool(diffs),
             "diff": "".join(diffs),
         },
     )

@@ -8,8 +8,8 @@ containers, a final newline) so that unlink can give back the identical bytes.
 
 from __future__ import annotations
 
-import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +44,15 @@ class Inspection:
 
 def _key(path: tuple) -> str:
     return "/".join(str(p) for p in path)
+
+
+def _split(command: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def _json_new(value: dict) -> str:
@@ -127,6 +136,8 @@ class JsonServer(Target):
     entry: dict[str, Any]
     command_of: Callable[[dict], list[str]] = lambda e: [e.get("command", ""), *e.get("args", [])]
     options_key: str = "args"  # the list that ends with engram-mcp's own options
+    obsolete: tuple[str, ...] = ()  # keys the host's schema does not have (removed on re-pin)
+    migrate: Callable[[dict, dict], dict[str, Any]] = lambda existing, wanted: {}
     role: str = REGISTRATION
     label: str = "MCP registration"
 
@@ -137,7 +148,14 @@ class JsonServer(Target):
         """This release's entry, still carrying the options a person added to the old one."""
         ours = self.entry[self.options_key]
         kept = [o for o in person_options(self.command_of(existing)) if o not in ours]
-        return {**self.entry, self.options_key: [*ours, *kept]} if kept else self.entry
+        wanted = {**self.entry, self.options_key: [*ours, *kept]} if kept else dict(self.entry)
+        return {**wanted, **self.migrate(existing, wanted)}
+
+    def _repin(self, doc: JsonDoc, existing: dict) -> None:
+        for k, v in self._wanted(existing).items():  # re-pin; keep what a person added
+            doc.set((*self.keys, k), v)
+        for k in self.obsolete:
+            doc.remove((*self.keys, k))
 
     def link(self, text: str | None, rec: dict, force: bool) -> str | None:
         if text is None:
@@ -161,8 +179,7 @@ class JsonServer(Target):
                 )
             doc.replace(self.keys, self.entry)
             return doc.dumps()
-        for k, v in self._wanted(existing).items():  # re-pin; keep what a person added
-            doc.set((*self.keys, k), v)
+        self._repin(doc, existing)
         return doc.dumps()
 
     def unlink(self, text: str | None, rec: dict) -> str | None:
@@ -188,7 +205,9 @@ class JsonServer(Target):
         command = [str(c) for c in self.command_of(existing)]
         if not runs_engram_mcp(command):
             return Inspection(foreign=True, command=command)
-        stale = any(existing.get(k) != v for k, v in self._wanted(existing).items())
+        stale = any(existing.get(k) != v for k, v in self._wanted(existing).items()) or any(
+            k in existing for k in self.obsolete
+        )
         return Inspection(True, command=command, stale=stale, detail=dict(existing))
 
 
@@ -279,7 +298,7 @@ class JsonHooks(Target):
         first = next(iter(found.values()), None)
         return Inspection(
             bool(found),
-            command=first.split() if first else None,
+            command=_split(first) if first else None,
             stale=stale or (bool(found) and bool(missing)),
             detail={"events": found, "missing": missing},
         )
@@ -345,58 +364,105 @@ class TextBlock(Target):
         )
 
 
-def _toml_check(text: str) -> None:
+def _toml_parse(text: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
     try:
-        tomlkit.parse(text)
+        return tomlkit.parse(text)
     except TOMLKitError as exc:
         raise ConfigParseError(str(exc)) from exc
 
 
+def _toml_check(text: str) -> None:
+    _toml_parse(text)
+
+
+# Engram's TOML marker lines, wherever a host's rewrite left them (Codex keeps the end line
+# as a comment of whichever table comes last and drops the begin line).
+TOML_MARKER_RE = re.compile(
+    r"^[ \t]*(?:" + re.escape(TOML.begin) + r"[^\n]*|" + re.escape(TOML.end) + r")[ \t]*\r?\n?",
+    re.M,
+)
+
+
+def strip_toml_markers(text: str) -> str:
+    return TOML_MARKER_RE.sub("", text)
+
+
+def _cap_trailing_newlines(new: str, old: str) -> str:
+    """Removing the last table leaves its leading blank line: end as the old text ended."""
+    keep = len(old) - len(old.rstrip("\r\n"))
+    body = new.rstrip("\r\n")
+    return body + old[len(old) - keep :] if body else ""
+
+
+def _server_command(table: Any) -> list[str]:
+    if not isinstance(table, dict):
+        return []
+    args = table.get("args", [])
+    return [str(table.get("command", "")), *[str(a) for a in args if isinstance(args, list)]]
+
+
 @dataclass
 class TomlServerBlock(TextBlock):
-    """Codex's `[mcp_servers.engram]` as a managed block in config.toml (style kept by tomlkit)."""
+    """Codex's `[mcp_servers.engram]` in config.toml: a managed block as Engram writes it, and
+    recognised by what it is (the `engram` table running engram-mcp) once Codex rewrote the
+    file (`codex mcp add …` drops the begin marker and comments inside `mcp_servers`)."""
 
     style: BlockStyle = TOML
     role: str = REGISTRATION
     label: str = "MCP registration"
     validate: Callable[[str], None] | None = _toml_check
 
+    # -- what is in the file
+
+    def _block(self, text: str) -> Any:
+        """The managed block, only when it still holds exactly Engram's table."""
+        found = find_block(text, self.style)
+        if found is None:
+            return None
+        try:
+            body = _toml_parse(found.body)
+        except ConfigParseError:
+            return None
+        servers = body.get("mcp_servers")
+        if (
+            set(body) != {"mcp_servers"}
+            or not isinstance(servers, dict)
+            or set(servers) != {"engram"}
+        ):
+            return None
+        return found
+
+    @staticmethod
+    def _table(doc: Any) -> Any:
+        servers = doc.get("mcp_servers")
+        return servers.get("engram") if isinstance(servers, dict) else None
+
+    def _ours(self) -> tuple[str, list[str], str]:
+        server = _toml_parse(self.body)["mcp_servers"]["engram"]
+        mode = server["tools"]["engram_commit"]["approval_mode"]
+        return str(server["command"]), [str(a) for a in server["args"]], str(mode)
+
     def _kept_body(self, text: str | None) -> str:
         """This release's block, keeping server options a person added inside the old one."""
-        import tomlkit
-        from tomlkit.exceptions import TOMLKitError
-
-        found = find_block(text, self.style) if text else None
+        found = self._block(text) if text else None
         if found is None:
             return self.body
-        try:
-            old = tomlkit.parse(found.body).get("mcp_servers", {}).get("engram", {})
-            ours = [str(a) for a in tomlkit.parse(self.body)["mcp_servers"]["engram"]["args"]]
-            command = [str(old.get("command", "")), *[str(a) for a in old.get("args", [])]]
-        except (TOMLKitError, AttributeError, TypeError):
-            return self.body
-        kept = [o for o in person_options(command) if o not in ours]
+        old = self._table(_toml_parse(found.body))
+        _, ours, _ = self._ours()
+        kept = [o for o in person_options(_server_command(old)) if o not in ours]
         if not kept:
             return self.body
         line = f"args = {json.dumps(ours)}\n"
         return self.body.replace(line, f"args = {json.dumps([*ours, *kept])}\n", 1)
 
-    def _user_table(self, text: str) -> bool:
-        import tomlkit
-
-        outside = remove_block(text, self.style)
-        servers = tomlkit.parse(outside).get("mcp_servers")
-        return isinstance(servers, dict) and "engram" in servers
-
-    def _refuse_inline(self, text: str) -> None:
+    def _refuse_inline(self, doc: Any) -> None:
         """An inline `mcp_servers = {…}` cannot be extended by a [mcp_servers.engram] table."""
-        import tomlkit
         from tomlkit.items import InlineTable
 
-        servers = tomlkit.parse(remove_block(text, self.style)).get("mcp_servers")
+        servers = doc.get("mcp_servers")
         if isinstance(servers, InlineTable):
             example = f"[mcp_servers.{next(iter(servers), 'name')}]"
             raise Conflict(
@@ -405,42 +471,105 @@ class TomlServerBlock(TextBlock):
                 "then link again"
             )
 
-    def link(self, text: str | None, rec: dict, force: bool) -> str | None:
-        if text is not None:
-            _toml_check(text)
-            self._refuse_inline(text)
-            if self._user_table(text):
-                if not force:
-                    raise Conflict(
-                        f"{self.path} already defines [mcp_servers.engram] outside Engram's "
-                        "managed block; rerun with --force to replace it"
-                    )
-                import tomlkit
+    # -- edits
 
-                doc = tomlkit.parse(text)
-                del doc["mcp_servers"]["engram"]
-                text = tomlkit.dumps(doc)
-        return TextBlock.link(replace(self, body=self._kept_body(text)), text, rec, force)
-
-    def inspect(self, text: str | None) -> Inspection:
-        base = super().inspect(text)
-        if not base.present or text is None:
-            if text is not None and not base.present:
-                with contextlib.suppress(Exception):  # an unparsable file is reported elsewhere
-                    base.foreign = self._user_table(text)
-            return base
+    def _repin_in_place(self, text: str) -> str:
+        """Re-pin Engram's table where the host left it; every other byte stays."""
         import tomlkit
 
-        found = find_block(text, self.style)
-        assert found is not None
-        base.stale = found.body.replace("\r\n", "\n").rstrip("\n") != (
-            self._kept_body(text).rstrip("\n")
+        doc = _toml_parse(text)
+        table = self._table(doc)
+        command, ours, mode = self._ours()
+        kept = [o for o in person_options(_server_command(table)) if o not in ours]
+        args = [*ours, *kept]
+        if table.get("command") != command:
+            table["command"] = command
+        if (args or "args" in table) and list(table.get("args", [])) != args:
+            table["args"] = args
+        tools = table.get("tools")
+        if not isinstance(tools, dict):
+            tools = tomlkit.table(is_super_table=True)
+            table.add("tools", tools)
+        commit = tools.get("engram_commit")
+        if not isinstance(commit, dict):
+            commit = tomlkit.table()
+            commit.add("approval_mode", mode)
+            tools.add("engram_commit", commit)
+        elif commit.get("approval_mode") != mode:
+            commit["approval_mode"] = mode
+        new = strip_toml_markers(tomlkit.dumps(doc))
+        _toml_check(new)
+        return new
+
+    def link(self, text: str | None, rec: dict, force: bool) -> str | None:
+        if text is None:
+            return TextBlock.link(self, text, rec, force)
+        doc = _toml_parse(text)
+        self._refuse_inline(doc)
+        if self._block(text) is not None:
+            return TextBlock.link(replace(self, body=self._kept_body(text)), text, rec, force)
+        table = self._table(doc)
+        if table is not None and runs_engram_mcp(_server_command(table)):
+            return self._repin_in_place(text)
+        if table is not None:
+            if not force:
+                raise Conflict(
+                    f"{self.path} already defines [mcp_servers.engram] with a command that "
+                    "does not run engram-mcp; rerun with --force to replace it"
+                )
+            del doc["mcp_servers"]["engram"]
+            text = _cap_trailing_newlines(tomlkit_dumps(doc), text)
+        return TextBlock.link(self, strip_toml_markers(text), rec, force)
+
+    def unlink(self, text: str | None, rec: dict) -> str | None:
+        if text is None:
+            return None
+        if self._block(text) is not None:
+            return TextBlock.unlink(self, text, rec)
+        doc = _toml_parse(text)
+        table = self._table(doc)
+        if table is None or not runs_engram_mcp(_server_command(table)):
+            return text  # somebody else's `engram` table (or none): never ours to remove
+        del doc["mcp_servers"]["engram"]
+        new = _cap_trailing_newlines(strip_toml_markers(tomlkit_dumps(doc)), text)
+        _toml_check(new)
+        rec.pop("eol_added", None)
+        if rec.get("created") and not new.strip():
+            return None
+        return new
+
+    def inspect(self, text: str | None) -> Inspection:
+        if text is None:
+            return Inspection()
+        doc = _toml_parse(text)
+        table = self._table(doc)
+        if table is None:
+            return Inspection()
+        command = _server_command(table)
+        if not isinstance(table, dict) or not runs_engram_mcp(command):
+            return Inspection(foreign=True, command=command)
+        tools = table.get("tools")
+        commit = tools.get("engram_commit") if isinstance(tools, dict) else None
+        try:
+            stale = self.link(text, {}, False) != text
+        except (Conflict, ConfigParseError):
+            stale = True
+        return Inspection(
+            True,
+            command=command,
+            stale=stale,
+            detail={
+                "approval_mode": commit.get("approval_mode") if isinstance(commit, dict) else None,
+                "default_tools_approval_mode": table.get("default_tools_approval_mode"),
+                "managed_block": self._block(text) is not None,
+            },
         )
-        server = tomlkit.parse(found.body).get("mcp_servers", {}).get("engram", {})
-        base.command = [str(server.get("command", "")), *[str(a) for a in server.get("args", [])]]
-        approval = server.get("tools", {}).get("engram_commit", {}).get("approval_mode")
-        base.detail = {"approval_mode": approval}
-        return base
+
+
+def tomlkit_dumps(doc: Any) -> str:
+    import tomlkit
+
+    return tomlkit.dumps(doc)
 
 
 @dataclass
@@ -517,3 +646,22 @@ class Skipped(Target):
 
     def message(self) -> str:
         return self.reason
+
+
+@dataclass
+class Notice(Target):
+    """A step the host asks of the person (trust a folder, approve a server), said on link.
+
+    `text` reads the host's own state and returns None once the step is done.
+    """
+
+    text: Callable[[], str | None]
+    role: str = NOTE
+    label: str = "next step"
+    path: Path | None = None
+
+    def message(self) -> str:
+        try:
+            return self.text() or ""
+        except (OSError, ValueError):
+            return ""
