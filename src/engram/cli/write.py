@@ -141,6 +141,13 @@ def _commit(roots: object, proposal: Result, approve: str, args: argparse.Namesp
     return emit(committed, args)
 
 
+def _print_proposal(result: Result, args: argparse.Namespace) -> int:
+    """`--propose`: printed for a person, so the shell form of the approval is included."""
+    from engram.core.approvals import for_person
+
+    return emit(for_person(result), args)
+
+
 def _terminal_preview(result: Result) -> str:
     keep = [
         ln
@@ -262,7 +269,7 @@ def run_save(args: argparse.Namespace) -> int:
     roots = roots_from(args)
     result = api.save(roots, mtype, text, scope=args.scope, role=args.role)
     if args.propose:
-        return emit(result, args)
+        return _print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
 
@@ -337,7 +344,7 @@ def run_save_session(args: argparse.Namespace) -> int:
         return emit(api.save_session_force(roots, text, scope=args.scope, query_level=level), args)
     result = api.propose(roots, text, kind="save_session", scope=args.scope, query_level=level)
     if args.propose:
-        return emit(result, args)
+        return _print_proposal(result, args)
 
     from engram.core.candidates import parse_candidates
 
@@ -399,7 +406,7 @@ def run_note(args: argparse.Namespace) -> int:
         roots, " ".join(args.text), args.objective, mtype=args.type, scope=args.scope
     )
     if args.propose:
-        return emit(result, args)
+        return _print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
     return _prompt_loop(roots, result, args, yes_no=True)
@@ -412,7 +419,7 @@ def run_promote(args: argparse.Namespace) -> int:
     roots = roots_from(args)
     result = api.promote(roots, args.id)
     if args.propose:
-        return emit(result, args)
+        return _print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
     return _prompt_loop(roots, result, args)

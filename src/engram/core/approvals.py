@@ -591,7 +591,31 @@ def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) ->
 # ---------------------------------------------------------------- preview
 
 
+def _some(count: int) -> str:
+    return "1,3" if count >= 3 else ("1" if count == 1 else "1,2")
+
+
+def shell_approval(token: str, count: int) -> str:
+    """The shell form of an approval: only for a person at a terminal, never in an agent's result.
+
+    An agent with a shell that read it could commit without the host ever asking the human.
+    """
+    return f"  Shell:    engram commit {token} --approve all   (or --approve {_some(count)})"
+
+
+def for_person(result: Result) -> Result:
+    """A proposal as printed to a person (`--propose`): the preview plus the shell form."""
+    token = result.data.get("approval_token")
+    if token:
+        lines = result.text.split("\n")
+        at = next((i for i, ln in enumerate(lines) if ln.startswith("  Agent:")), len(lines))
+        lines.insert(at, shell_approval(token, len(result.data.get("candidates") or [])))
+        result.text = "\n".join(lines)
+    return result
+
+
 def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | None) -> str:
+    """The proposal preview an agent (and any caller) gets: how to approve, never by shell."""
     cands = payload["candidates"]
     head = (
         f"Engram proposal {payload['proposal_id']}: {len(cands)} candidate"
@@ -622,13 +646,11 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
         if c.get("deferred_reason"):
             lines.append(f"   Will be deferred: {c['deferred_reason']}")
     if token:
-        n = len(cands)
-        some = "1,3" if n >= 3 else ("1" if n == 1 else "1,2")
+        some = _some(len(cands))
         lines += [
             "",
             "Nothing is saved until a human approves these candidates.",
             f"  Terminal: A (approve all) · A {some} (approve some) · B <note> (revise) · C (cancel)",
-            f"  Shell:    engram commit {token} --approve all   (or --approve {some})",
             "  Agent:    only after the human approved, call engram_commit with this "
             f'approval_token and approve "all" or [{some}]',
             f"Approval token: {token}",
