@@ -117,3 +117,67 @@ def test_R_APP_10_claude_allow_list_that_skips_the_commit_prompt_is_a_warning(en
         found = [d for d in host_findings(env["project"])[0] if d.code == "host.commit_allowed"]
         assert found and found[0].level == "warning", rule
         assert found[0].path == ".claude/settings.local.json" and rule in found[0].message
+
+
+def _trust(env, rules: dict[str, str]) -> None:
+    path = env["home"] / ".gemini" / "trustedFolders.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("// folders I trust\n" + json.dumps(rules), encoding="utf-8")
+
+
+def test_gemini_untrusted_folder_is_said_on_link_and_found_by_doctor(env, monkeypatch):
+    """Gemini CLI 0.61 disables every MCP server in a folder the person has not trusted;
+    the rules are read the way Gemini reads them (longest matching path wins)."""
+    from engram.hosts import gemini
+
+    project = env["project"]
+    scope = ops.resolve_scope(project, global_=False)
+    result = ops.run("link", ["gemini"], scope)
+    notes = [c["message"] for c in result.data["changes"] if c["action"] == "note"]
+    assert len(notes) == 1 and "untrusted folders" in notes[0] and str(project) in notes[0]
+    assert "host.gemini_folder_untrusted" in codes(env)
+    cases = [
+        ({str(project): "TRUST_FOLDER"}, True),
+        ({str(project.parent): "TRUST_FOLDER"}, True),  # a trusted parent covers the project
+        ({str(project / "x"): "TRUST_PARENT"}, True),  # TRUST_PARENT trusts the rule's parent
+        ({str(project.parent): "TRUST_FOLDER", str(project): "DO_NOT_TRUST"}, False),
+        ({str(project / "sub"): "TRUST_FOLDER"}, False),
+        ({str(project): "BOGUS"}, False),
+    ]
+    for rules, trusted in cases:
+        _trust(env, rules)
+        assert gemini.folder_trusted(scope, project) is trusted, rules
+        assert ("host.gemini_folder_untrusted" in codes(env)) is not trusted, rules
+    _trust(env, {})
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+    assert gemini.folder_trusted(scope, project)
+    monkeypatch.delenv("GEMINI_CLI_TRUST_WORKSPACE")
+    settings = env["home"] / ".gemini" / "settings.json"
+    settings.write_text(json.dumps({"security": {"folderTrust": {"enabled": False}}}))
+    assert "host.gemini_folder_untrusted" not in codes(env)
+    assert "note" not in {c["action"] for c in ops.run("link", ["gemini"], scope).data["changes"]}
+
+
+def test_gemini_global_link_is_checked_against_the_project_in_view(env):
+    assert ops.run("link", ["gemini"], ops.resolve_scope(None, global_=True)).ok
+    found = [
+        d for d in host_findings(env["project"])[0] if d.code == "host.gemini_folder_untrusted"
+    ]
+    assert found and "gemini (global)" in found[0].message
+    _trust(env, {str(env["project"]): "TRUST_FOLDER"})
+    assert "host.gemini_folder_untrusted" not in codes(env)
+
+
+def test_claude_pending_and_disabled_project_server_have_codes(env):
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert ops.run("link", ["claude"], scope).ok
+    assert "host.claude_approval_pending" in codes(env)
+    state = {"hasTrustDialogAccepted": True, "enabledMcpjsonServers": ["engram"]}
+    claude_json = env["home"] / ".claude.json"
+    claude_json.write_text(json.dumps({"projects": {str(env["project"]): state}}))
+    assert not codes(env) & {"host.claude_approval_pending", "host.claude_server_disabled"}
+    state = {"hasTrustDialogAccepted": True, "disabledMcpjsonServers": ["engram"]}
+    claude_json.write_text(json.dumps({"projects": {str(env["project"]): state}}))
+    assert "host.claude_server_disabled" in codes(env)
+    claude_json.write_text("{not json")  # unreadable state: assume the step is still to do
+    assert "host.claude_approval_pending" in codes(env)

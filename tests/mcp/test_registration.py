@@ -161,3 +161,57 @@ def test_R_NOTE_5_session_start_shows_a_note_body_only_for_its_objective(
     other = context("write the quarterly report")
     assert body_marker not in other
     assert f"`{note['id']}`" in other and "(working note)" in other  # a one-line card instead
+
+
+@pytest.fixture
+def bare_path(tmp_path: Path) -> dict[str, str]:
+    """A host's environment where this installation's folder is NOT on PATH (a venv that was
+    never activated for the host): only the system folders, HOME in a temporary folder."""
+    if not (BIN / "engram-mcp").exists():
+        pytest.skip("the engram-mcp executable is not installed next to this Python")
+    home = tmp_path / "home"
+    home.mkdir()
+    system = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ENGRAM_", "CODEX_", "GEMINI_", "CLAUDE_"))
+    }
+    return {**env, "PATH": system, "HOME": str(home), "ENGRAM_HOME": str(home / "eh")}
+
+
+def test_registered_command_starts_this_installation_without_it_on_path(example_project, bare_path):
+    """What `engram link` writes must start the server from a host whose PATH lacks the venv:
+    every host's registration names this installation's engram-mcp by its absolute path."""
+    assert shutil.which("engram-mcp", path=bare_path["PATH"]) is None
+    linked = engram("link", "claude", "opencode", "codex", cwd=example_project, env=bare_path)
+    assert linked.returncode == 0, linked.stderr
+    claude_entry = json.loads((example_project / ".mcp.json").read_text())["mcpServers"]["engram"]
+    opencode_entry = json.loads((example_project / "opencode.json").read_text())["mcp"]["engram"]
+    codex_entry = tomllib.loads((example_project / ".codex" / "config.toml").read_text())[
+        "mcp_servers"
+    ]["engram"]
+    assert "args" not in opencode_entry and opencode_entry["type"] == "local"
+    commands = [
+        [claude_entry["command"], *claude_entry["args"]],
+        opencode_entry["command"],
+        [codex_entry["command"], *codex_entry["args"]],
+    ]
+    for command in commands:
+        assert Path(command[0]).is_absolute(), command
+        proc = McpProcess([], example_project, bare_path, command=command)
+        tools = tools_of(proc)
+        assert "engram_commit" in tools
+    report = engram("doctor", "--json", cwd=example_project, env=bare_path)
+    assert report.returncode == 0, report.stdout
+    codes = {d["code"] for d in json.loads(report.stdout)["diagnostics"]}
+    assert not any(c.startswith("host.command") for c in codes), codes
+    assert {"host.claude_approval_pending", "host.codex_project_untrusted"} <= codes
+    # the venv this registration names is gone: doctor fails and says how to fix it
+    claude_entry["command"] = str(example_project / "old-venv" / "bin" / "engram-mcp")
+    (example_project / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": claude_entry}}))
+    report = engram("doctor", cwd=example_project, env=bare_path)
+    assert report.returncode == 1
+    assert "host.command_missing" in report.stdout and "engram upgrade" in report.stdout
+    assert engram("upgrade", cwd=example_project, env=bare_path).returncode == 0
+    assert engram("doctor", cwd=example_project, env=bare_path).returncode == 0
