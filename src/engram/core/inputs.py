@@ -258,7 +258,7 @@ def _field_injection(text: str) -> str:
         return f"{hidden} in a code span"
     runs = "\n".join(m.group(0) for m in _PROSE_RUN.finditer(code))
     hit = find_injection(runs) if runs else None
-    return f"{hit.kind} (in a code span)" if hit is not None else ""
+    return f"{hit.kind}, in a code span" if hit is not None else ""
 
 
 def find_unsafe_field(mem: Memory) -> str:

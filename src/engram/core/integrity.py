@@ -10,7 +10,7 @@ from typing import Any
 
 from engram.core.errors import UsageError
 from engram.core.memory import MemoryParseError
-from engram.core.results import Result
+from engram.core.results import Diagnostic, Result
 from engram.core.roots import Root, Roots
 from engram.core.store import (
     MANAGED_DIRS,
@@ -35,7 +35,8 @@ def check_root(root: Root) -> dict[str, Any]:
         try:
             read_memory_file(root, fs.rel)
         except (MemoryParseError, OSError) as exc:
-            invalid.append({"path": fs.rel, "reason": str(exc)})
+            code = getattr(exc, "code", "") if isinstance(exc, MemoryParseError) else ""
+            invalid.append({"path": fs.rel, "reason": str(exc), "code": code})
     return {
         "scope": root.scope,
         "path": str(root.path),
@@ -43,6 +44,7 @@ def check_root(root: Root) -> dict[str, Any]:
         "missing": sorted(r for r in manifest if r not in current),
         "unmanaged": sorted(r for r in current if r not in manifest),
         "invalid": invalid,
+        "flagged": content_report(root),
         "links": link_report(root),
     }
 
@@ -52,6 +54,49 @@ def link_report(root: Root) -> list[dict[str, str]]:
     from engram.core.store import link_findings
 
     return [{"path": f.rel, "code": f.code, "reason": f.message} for f in link_findings(root)]
+
+
+FLAG_HINT = {
+    "memory.unsafe": "it is withheld from the agent until a person rewrites that text",
+    "memory.secret": "it is redacted before the agent sees it; remove it from the file",
+}
+
+
+def content_report(root: Root) -> list[dict[str, str]]:
+    """Loaded memories whose text is withheld (reads like an instruction) or holds secrets.
+
+    Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
+    with a stable code, as the read path treats it.
+    """
+    from engram.core.inputs import memory_findings
+    from engram.core.store import MEMORY_DIRS
+
+    out: list[dict[str, str]] = []
+    for fs in scan_files(root, MEMORY_DIRS):
+        try:
+            mem, _ = read_memory_file(root, fs.rel)
+        except (MemoryParseError, OSError):
+            continue  # reported as invalid
+        found = memory_findings(mem)
+        if found.unsafe:
+            out.append(
+                {
+                    "path": fs.rel,
+                    "code": "memory.unsafe",
+                    "reason": f"{found.unsafe.replace(': ', ' reads like an instruction aimed at the agent: ', 1)}; "
+                    + FLAG_HINT["memory.unsafe"],
+                }
+            )
+        if found.secrets:
+            out.append(
+                {
+                    "path": fs.rel,
+                    "code": "memory.secret",
+                    "reason": f"holds what looks like a secret ({', '.join(found.secrets)}); "
+                    + FLAG_HINT["memory.secret"],
+                }
+            )
+    return out
 
 
 def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
@@ -126,6 +171,7 @@ def verify_roots(
         + len(r["unmanaged"])
         + len(r["invalid"])
         + len(r["links"])
+        + len(r["flagged"])
         for r in reports
     )
     lines: list[str] = []
@@ -143,6 +189,8 @@ def verify_roots(
             issues.append(f"  invalid: {bad['path']} ({bad['reason']})")
         for bad in r["links"]:
             issues.append(f"  {bad['code']}: {bad['reason']}")
+        for bad in r["flagged"]:
+            issues.append(f"  {bad['code']}: {bad['path']} {bad['reason']}")
         lines.append(head + (" ok" if not issues else ""))
         lines.extend(issues)
     if problems:
@@ -161,9 +209,16 @@ def verify_roots(
             for rel in r[kind]:
                 result.warn(f"manifest.{kind}", f"{r['scope']}: {rel} is {kind}", rel)
         for bad in r["invalid"]:
-            result.warn(
-                "memory.parse_error", f"{r['scope']}: {bad['path']}: {bad['reason']}", bad["path"]
+            result.diagnostics.append(
+                Diagnostic(
+                    "error",
+                    bad.get("code") or "memory.parse_error",
+                    f"{r['scope']}: {bad['path']}: {bad['reason']}",
+                    bad["path"],
+                )
             )
+        for bad in r["flagged"]:
+            result.warn(bad["code"], f"{r['scope']}: {bad['path']} {bad['reason']}", bad["path"])
         for bad in r["links"]:
             result.warn(bad["code"], f"{r['scope']}: {bad['reason']}", bad["path"])
     _remember(roots, result)

@@ -286,8 +286,8 @@ def _plain(value: Any) -> Any:
 
 
 def _check_fast_lists(data: dict[str, Any]) -> dict[str, Any]:
-    if len(data) > MAX_VALUES:
-        raise _too_complex(f"has more than {MAX_VALUES} keys", 2)
+    if len(data) > MAX_LIST_ITEMS:
+        raise _too_complex(f"has more than {MAX_LIST_ITEMS} keys", 2)
     for key, value in data.items():
         if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
             raise _too_complex(f"list {key!r} has more than {MAX_LIST_ITEMS} items", 2)
