@@ -1,16 +1,18 @@
-"""What a memory text is *about*: its named entities, its values and its subject words.
+"""What a memory text is *about*: its named things, its values and its subject words.
 
 Verdicts must never replace one fact by another that merely shares a sentence template
 ("Service svc-1 … port 8001" is not "Service svc-2 … port 8002"). So a text is read as
 an ordered list of *units*: typed entities (identifiers, paths, URLs, hosts, code spans,
-quoted strings, capitalised names, environment names; numbers, versions and addresses
-as *values*) and stemmed content words, with polarity and change markers kept aside.
-Two texts are then compared by aligning their units: what they share is the subject,
-what differs is either a changed value (an update), a changed name (a different fact)
-or a reworded phrase (a possible duplicate).
+quoted strings, capitalised names, environment names; numbers, versions, times and
+addresses as *values*) and stemmed content words, with polarity and change markers
+kept aside. Two texts are compared unit by unit: what both say is the subject; what
+only one says is a changed value (an update), a changed name (another fact, unless the
+candidate says the value changed), or other wording (a possible duplicate).
 
 Deterministic and dependency-light: the English Snowball stemmer is imported lazily,
-only when a verdict is computed (the write path, never a hook).
+only when a verdict is computed (the write path, never a hook). Other languages get
+their function words, negations and change markers, and CJK text is read as character
+bigrams.
 """
 
 from __future__ import annotations
@@ -18,21 +20,42 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 from functools import lru_cache
+from itertools import pairwise
 from typing import NamedTuple
 
-from engram.core.candidates import STOPWORDS
+from engram.core.candidates import STOPWORDS as _EN_STOPWORDS
 
 # Kinds of unit. Values change while the subject stays; names pick the subject.
-VALUE_KINDS = frozenset({"number", "version", "address"})
+VALUE_KINDS = frozenset({"number", "version", "address", "time"})
 NAME_KINDS = frozenset(
     {"code", "url", "email", "quoted", "path", "dotted", "ident", "flag", "name", "env"}
 )
 
+# Function words of the languages developers write memories in (English comes from
+# candidates.STOPWORDS, minus the verbs that carry a rule's meaning).
+_FOREIGN_STOPWORDS = """
+el la los las un una unos unas de del al y o en con por para que se es son su sus lo
+como más pero sin sobre entre este esta estos estas ese esa muy ya también cada todo todos
+le les des du et ou dans avec pour par que qui sur est sont au aux ce cette ces son sa ses
+une il elle nous vous leur leurs être plus pas tout tous toute toutes chaque afin
+der die das den dem des ein eine einer eines einem einen und oder in im mit für von zu
+zum zur auf ist sind bei aus um an am als auch wie wird werden jede jeder jedes alle
+o a os as um uma uns umas do da dos das no na nos nas em com por para que é são seu sua
+""".split()
+STOPWORDS = (
+    _EN_STOPWORDS - {"run", "runs", "set", "sets", "make", "makes", "get", "gets"}
+) | frozenset(_FOREIGN_STOPWORDS)
+
 NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
-    mustn't mustnt cannot can't cant won't wont avoid avoids stop without disable disabled
-    forbid forbidden forbids disallow disallowed nor none neither""".split()
+    mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
+    disabled forbid forbidden forbids disallow disallowed nor none neither
+    nunca jamás jamas ningún ninguna ne pas jamais aucun aucune sans nicht nie niemals kein
+    keine keinen keinem keiner ohne não nao nenhum nenhuma sem""".split()
 )
+# "no" and "non" are negations in several languages; "nein" alone is an answer, not a rule.
+_SOFT_NEGATIONS = frozenset({"no", "non"})
+ALWAYS_WORDS = frozenset("always siempre toujours immer sempre".split())
 ANTONYMS = (
     ("always", "never"),
     ("enable", "disable"),
@@ -44,42 +67,69 @@ ANTONYMS = (
     ("mandatory", "optional"),
     ("true", "false"),
     ("sync", "async"),
-    ("on", "off"),
+    ("fine", "forbidden"),
 )
-ANTONYM_WORDS = frozenset(w for pair in ANTONYMS for w in pair)
-# "Replaces what was said before": the candidate is about the same rule, reversed.
-REPLACE_RE = re.compile(
-    r"\b(?:instead\s+of|no\s+longer|rather\s+than|replaces?|replaced\s+by|deprecated|anymore|"
-    r"not\s+any\s*more|from\s+now\s+on|in\s+favou?r\s+of)\b",
+ANTONYM_WORDS = frozenset(w for pair in ANTONYMS for w in pair) - NEGATIONS
+# CJK negation morphemes (Japanese ない/なく/ません/禁止, Chinese 不/别/勿/禁止/没有).
+_CJK_NEGATION = re.compile(r"ない|なく|ません|禁止|不|别|勿|没有|無用")
+# "Replaces what was said before": the words after the marker name what is replaced.
+_REPLACE_AFTER = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|in\s+place\s+of|in\s+lieu\s+of|"
+    r"(?:migrat\w*|mov\w*|switch\w*)\s+(?:off|away\s+from|from)|get\s+rid\s+of|"
+    r"stop\s+using|no\s+longer\s+use|phas\w*\s+out|retir\w*|"
+    r"en\s+lugar\s+de|en\s+vez\s+de|au\s+lieu\s+de|plutôt\s+que|statt|anstatt|anstelle\s+von|"
+    r"em\s+vez\s+de|ao\s+invés\s+de)\b\s*(?P<object>[^.;:,!?]{1,60})",
     re.IGNORECASE,
 )
+_REPLACE_BEFORE = re.compile(
+    r"(?P<object>[^.;:,!?]{1,60}?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s+"
+    r"(?:replaced|superseded|deprecated|retired|dropped|removed)\b",
+    re.IGNORECASE,
+)
+_REPLACE_CJK = re.compile(r"(?P<object>[^、。,.]{1,20}?)(?:ではなく|而不是|代わりに|改为|改用)")
 # "The value changed": the candidate states a new value for the same subject.
 CHANGE_RE = re.compile(
-    r"\b(?:now|currently|changed|moved|switched|migrated|renamed|bumped|upgraded|"
-    r"downgraded|raised|lowered|increased|decreased|reduced|as\s+of|from\s+\S+\s+to|"
-    r"has\s+been\s+(?:changed|moved|set)|was\s+changed|these\s+days|nowadays)\b",
+    r"\b(?:now|currently|nowadays|changed|moved|switched|migrated|renamed|bumped|upgraded|"
+    r"downgraded|raised|lowered|increased|decreased|reduced|scaled|updated|rotated|"
+    r"replaced|retrained|extended|shortened|as\s+of|from\s+now\s+on|no\s+longer|anymore|"
+    r"désormais|dorénavant|maintenant|ahora|actualmente|jetzt|nun|inzwischen|"
+    r"mittlerweile|neuerdings|agora|atualmente)\b|現在|今は|変更|改为|现在",
     re.IGNORECASE,
 )
-# Words that carry no subject: change and replacement markers, fillers.
+# Words that carry no subject: change markers and fillers.
 MARKER_WORDS = frozenset(
     """now currently nowadays changed moved switched migrated renamed bumped upgraded
-    downgraded instead rather longer anymore replace replaces replaced deprecated favour
-    favor""".split()
+    downgraded instead rather longer anymore deprecated favour favor scaled raised lowered
+    increased decreased reduced updated désormais dorénavant maintenant ahora actualmente
+    jetzt nun inzwischen mittlerweile neuerdings agora atualmente""".split()
 )
 FILLER_WORDS = frozenset(
-    """please make sure ensure remember important importantly note that's thats it's
-    its really actually basically always every everything everyone whenever one ones
-    also just prior etc e.g i.e ok okay like need needs needed""".split()
+    """please sure ensure remember important importantly that's thats it's really
+    actually basically every everything everyone whenever etc like need needs needed
+    must should shall want wants expect kept keep keeps""".split()
 )
 ENV_NAMES = frozenset(
-    """staging stage production prod dev development qa uat preprod pre-prod sandbox
-    canary demo""".split()
+    """staging stage production prod dev development qa uat preprod sandbox canary demo""".split()
 )
+NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve".split()
+    )
+    if w != "_"
+} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"}
+# Units of measure, folded so "30 s" and "30 seconds" say the same.
+UNIT_WORDS = {
+    "s": "second", "sec": "second", "secs": "second", "seconds": "second",
+    "ms": "millisecond", "milliseconds": "millisecond", "min": "minute", "mins": "minute",
+    "minutes": "minute", "h": "hour", "hr": "hour", "hrs": "hour", "hours": "hour",
+    "d": "day", "days": "day", "weeks": "week", "months": "month",
+}  # fmt: skip
 # Developer synonyms: each word maps to one canonical stem (applied after stemming).
 _SYNONYM_GROUPS = (
     ("full", "whole", "entire", "complete"),
     ("pr", "mr"),
-    ("repo", "repository"),
+    ("repo", "repository", "repositories"),
     ("db", "database"),
     ("config", "configuration", "configure", "settings"),
     ("env", "environment"),
@@ -89,45 +139,52 @@ _SYNONYM_GROUPS = (
     ("auth", "authentication", "login", "signin"),
     ("start", "begin", "launch"),
     ("run", "execute", "invoke"),
-    ("remove", "delete", "drop", "erase"),
+    ("remove", "delete", "erase"),
     ("big", "large", "huge"),
     ("small", "tiny", "little"),
     ("fast", "quick", "rapid"),
     ("error", "failure"),
-    ("fix", "repair"),
     ("check", "verify", "validate"),
-    ("create", "open", "raise", "file"),
-    ("push", "upload"),
-    ("fetch", "download", "pull"),
+    ("create", "open"),
+    ("fetch", "download"),
     ("lint", "linter", "linting"),
     ("test", "tests", "testing"),
-    ("show", "display"),
     ("js", "javascript"),
     ("ts", "typescript"),
-    ("py", "python"),
-    ("msg", "message"),
     ("dir", "directory", "folder"),
     ("app", "application"),
-    ("ci", "pipeline"),
     ("secret", "credential", "credentials"),
-    ("user", "users"),
     ("func", "function"),
     ("arg", "argument"),
     ("param", "parameter"),
     ("var", "variable"),
     ("prod", "production"),
     ("dev", "development"),
+    ("deploy", "deployment"),
+    ("hash", "sha", "digest"),
+    ("pii", "personal"),
+    ("log", "logs", "logging"),
+    ("day", "daily"),
+    ("week", "weekly"),
+    ("month", "monthly"),
 )
-# Two-word phrases that stand for one word.
+# Two words that stand for one (the second may be a function word).
 PHRASES = {
     ("pull", "request"): "pr",
+    ("pull", "requests"): "pr",
     ("merge", "request"): "pr",
+    ("merge", "requests"): "pr",
     ("code", "review"): "review",
     ("check", "in"): "commit",
+    ("checked", "in"): "commit",
+    ("checked", "into"): "commit",
+    ("check", "into"): "commit",
     ("set", "up"): "setup",
     ("sign", "in"): "auth",
+    ("signing", "in"): "auth",
     ("log", "in"): "auth",
-    ("end", "to"): "e2e",
+    ("time", "out"): "timeout",
+    ("times", "out"): "timeout",
 }
 
 _TOKEN = re.compile(
@@ -136,25 +193,31 @@ _TOKEN = re.compile(
     r"|(?P<email>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<quoted>\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|(?<![\w'])'[^'\n]{1,120}'(?![\w']))"
     r"|(?P<address>\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?::\d+)?\b)"
-    r"|(?P<path>(?:~|\.{1,2})?/?(?:[\w.@+*-]+/)+[\w.@+*-]*|~|(?<![\w/])/[\w.@+-]+)"
-    r"|(?P<version>\b[vV]?\d+(?:\.(?:\d+|x|\*))+(?:[-+][0-9A-Za-z.]+)?\b)"
-    r"|(?P<dotted>\b[\w-]+(?:\.[\w-]+)+\b)"
+    r"|(?P<time>\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b)"
+    r"|(?P<path>(?:~|\.{1,2})?/?@?(?:[\w.+*-]+/)+[\w.+*-]*|(?<![\w/])/[\w.+-]+)"
+    r"|(?P<version>(?:~>|[<>=^~]=?)?\s?\b[vV]?\d+(?:\.(?:\d+|x|\*))+(?:[-+][0-9A-Za-z.]+)?\b"
+    r"|\b[vV]\d+\b)"
+    r"|(?P<dotted>(?<![\w.])\.?[\w-]+(?:\.[\w-]+)+\b)"
+    r"|(?P<handle>(?<![\w@])@[\w-]+)"
     r"|(?P<flag>(?<![\w-])--?[a-zA-Z][\w-]*)"
-    r"|(?P<number>#?\b\d+(?:[.,]\d+)*(?:[a-zA-Z%]{1,4}\b)?%?)"
+    r"|(?P<number>#?\b\d+(?:[.,]\d+)*(?:[a-zA-Z%]{1,3}\b)?%?)"
     r"|(?P<word>[\w][\w'’-]*)"
 )
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$|^\s*$|^\s*[-*+]\s*$|\n\s*$")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
-_SQUASH = re.compile(r"[^a-z0-9]+")
+_SQUASH = re.compile(r"[^\w]+|_")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_LIST_MARKER = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\d{1,2}[.)](?=\s)")
+_SPLIT_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 class Unit(NamedTuple):
     """One comparable piece of a text."""
 
     kind: str  # "word" or one of VALUE_KINDS / NAME_KINDS
-    key: str  # canonical form (synonyms folded) used for alignment
-    raw: str  # the stem or entity as written (lowercase), for exact comparison
-    shown: str  # the text as written, for explanations
+    key: str  # canonical form (stems, synonyms folded) used for matching
+    raw: str  # as written (lowercase), for exact comparison
+    shown: str  # as written, for explanations
+    parts: tuple[str, ...] = ()  # stems of an identifier's words ("targetSdkVersion")
 
 
 class Profile(NamedTuple):
@@ -164,11 +227,11 @@ class Profile(NamedTuple):
     keys: tuple[str, ...]
     keyset: frozenset[str]
     raw_sorted: tuple[str, ...]
-    mentions: frozenset[str]  # squashed words, bigrams, trigrams and entities
+    mentions: frozenset[str]  # squashed words, stems, bigrams, trigrams and entities
     negated: bool
-    flags: frozenset[str]  # antonym words present
-    replaces: bool
-    changes: bool
+    flags: frozenset[str]  # antonym words present ("always", "enable" …)
+    replaced: frozenset[str]  # keys of what the text says it replaces
+    changes: bool  # says a value changed ("now", "moved to", "bumped" …)
     normal: str
 
 
@@ -182,7 +245,7 @@ def _stemmer():  # type: ignore[no-untyped-def]
 @lru_cache(maxsize=32768)
 def stem(word: str) -> str:
     """The Snowball (Porter 2) stem of a lowercase word."""
-    if len(word) <= 3 or not word.isalpha():
+    if len(word) <= 3 or not word.isalpha() or not word.isascii():
         return word
     return _stemmer().stemWord(word)
 
@@ -207,20 +270,22 @@ def squash(text: str) -> str:
 
 
 def _word_kind(tok: str, sentence_start: bool) -> str:
-    bare = tok.strip("'’-")
-    if not bare:
-        return ""
+    bare = tok.strip("'-")
     lower = bare.lower()
     if lower in ENV_NAMES:
         return "env"
     if any(ch.isdigit() for ch in bare) and any(ch.isalpha() for ch in bare):
         return "ident"
-    if "_" in bare or (_CAMEL.search(bare) and not bare[0].isupper()):
+    if "_" in bare:
         return "ident"
+    if _CAMEL.search(bare):
+        return "name" if bare[0].isupper() else "ident"
     if len(bare) >= 2 and bare.isupper() and bare.isalpha():
         return "name"  # an acronym: API, AWS, JSON
-    if bare[0].isupper() and (not sentence_start or _CAMEL.search(bare)):
+    if bare[:1].isupper() and not sentence_start:
         return "name"
+    if "-" in bare and all(len(p) >= 2 for p in bare.split("-")):
+        return "ident"  # nightly-backup, auth-service, new-checkout-flow
     return "word"
 
 
@@ -233,12 +298,12 @@ def _entity_key(kind: str, text: str) -> str:
     if kind == "number":
         t = t.lstrip("#").replace(",", "")
     if kind == "version":
-        t = t.lstrip("v")
+        t = re.sub(r"\s+", "", t).lstrip("v")
     return t
 
 
-def _words_of(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
+def _parts(text: str) -> tuple[str, ...]:
+    return tuple(canonical(stem(p.lower())) for p in _SPLIT_PARTS.findall(text) if len(p) > 1)
 
 
 def analyse(text: str) -> Profile:
@@ -246,138 +311,216 @@ def analyse(text: str) -> Profile:
     return _analyse(text)
 
 
+def _is_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip()
+    return not before or before[-1] in ".!?:;(\"'" or before.endswith(("-", "*"))
+
+
 @lru_cache(maxsize=8192)
 def _analyse(text: str) -> Profile:
-    text = text.replace("’", "'")
+    text = text.replace("’", "'").replace("\u00a0", " ")
+    if re.search(r"(?:^|[\s:;])1[.)]\s", text) and re.search(r"[\s:;]2[.)]\s", text):
+        text = _LIST_MARKER.sub(" ", text)  # "1. bump 2. tag": list numbers are no values
     units: list[Unit] = []
-    negations = 0
+    negations: list[int] = []  # token positions of negation words
     flags: set[str] = set()
-    pending_name: list[str] = []
+    pending: list[str] = []  # consecutive capitalised words: one name ("GitHub Actions")
+    words_seen: list[str] = []  # every lowercase word, for mentions
+    stems_seen: list[str] = []
 
-    def flush_name() -> None:
-        if pending_name:
-            shown = " ".join(pending_name)
+    def flush() -> None:
+        if pending:
+            shown = " ".join(pending)
             lower = shown.lower()
-            units.append(Unit("name", canonical(lower), lower, shown))
-            pending_name.clear()
+            key = canonical(stem(lower)) if " " not in lower else lower
+            units.append(Unit("name", key, lower, shown, _parts(shown)))
+            pending.clear()
 
-    words_seen: list[str] = []
+    def add_word(w: str, shown: str) -> None:
+        if len(w) < 2 or w in STOPWORDS or w in MARKER_WORDS or w in FILLER_WORDS:
+            return
+        if w in NUMBER_WORDS:
+            units.append(Unit("number", NUMBER_WORDS[w], NUMBER_WORDS[w], shown))
+            return
+        w = UNIT_WORDS.get(w, w)
+        s = stem(w)
+        stems_seen.append(s)
+        units.append(Unit("word", canonical(s), s, shown))
+
     last_end = 0
-    for m in _TOKEN.finditer(text):
-        if pending_name and text[last_end : m.start()].strip():
-            flush_name()  # names join across spaces only ("GitHub Actions", not "CI; Go")
-        last_end = m.end()
+    prev_lower = ""
+    for i, m in enumerate(_TOKEN.finditer(text)):
         kind = m.lastgroup or "word"
         tok = m.group()
-        start = _SENTENCE_END.search(text[max(0, m.start() - 3) : m.start()]) is not None
-        start = start or m.start() == 0 or not text[: m.start()].strip()
-        if kind == "word":
-            lower = tok.lower().strip("'-")
-            words_seen.extend(_words_of(lower))
-            if lower in NEGATIONS or lower.endswith("n't"):
-                negations += 1
-                flush_name()
-                continue
-            if lower in ANTONYM_WORDS:
-                flags.add(lower)
-                flush_name()
-                continue
-            wk = _word_kind(tok, start)
-            if wk == "name":
-                if lower in STOPWORDS or lower in FILLER_WORDS:
-                    flush_name()
+        if pending and text[last_end : m.start()].strip():
+            flush()  # names join across spaces only ("GitHub Actions", not "CI; Go")
+        last_end = m.end()
+        if kind != "word":
+            flush()
+            words_seen.extend(re.findall(r"\w+", tok.lower()))
+            if kind == "handle":
+                kind = "ident"
+            key = _entity_key(kind, tok)
+            if kind == "path" and "." not in key and key[:1] not in "/~.@":
+                parts = [p for p in key.split("/") if p]
+                if parts and all(p.isalpha() and len(p) <= 12 for p in parts) and len(parts) <= 3:
+                    for p in parts:  # "read/write", "CI/CD": words joined by a slash
+                        add_word(p, p)
+                    prev_lower = ""
                     continue
-                pending_name.append(tok.strip("'-"))
-                continue
-            flush_name()
-            if wk in ("env", "ident"):
-                units.append(Unit(wk, canonical(lower), lower, tok))
-                continue
-            for part in lower.split("-"):
-                part = part.replace("'", "")
-                if (
-                    len(part) < 2
-                    or part in STOPWORDS
-                    or part in MARKER_WORDS
-                    or part in FILLER_WORDS
-                ):
-                    continue
-                s = stem(part)
-                units.append(Unit("word", canonical(s), s, part))
+            if key:
+                units.append(Unit(kind, key, key, tok))
+            prev_lower = ""
             continue
-        flush_name()
-        words_seen.extend(_words_of(tok))
-        key = _entity_key(kind, tok)
-        if not key:
+        lower = tok.lower().strip("'-")
+        if _CJK.search(lower):
+            flush()
+            _cjk_units(tok, units, words_seen)
+            if _CJK_NEGATION.search(tok):
+                negations.append(i)
+            prev_lower = ""
             continue
-        if kind == "path" and "/" in key.strip("/") and "." not in key and key[0] not in "/~.":
-            # "read/write", "CI/CD": words joined by a slash, not a file path.
-            parts = [p for p in key.split("/") if p]
-            if all(p.isalpha() and len(p) <= 12 for p in parts) and len(parts) <= 3:
-                for p in parts:
-                    if p not in STOPWORDS:
-                        s = stem(p)
-                        units.append(Unit("word", canonical(s), s, p))
+        words_seen.extend(re.findall(r"\w+", lower))
+        phrase = PHRASES.get((prev_lower, lower))
+        if phrase:
+            if units and units[-1].shown.lower() == prev_lower:
+                units.pop()
+            units.append(Unit("word", canonical(phrase), phrase, f"{prev_lower} {lower}"))
+            prev_lower = ""
+            continue
+        prev_lower = lower
+        if lower in NEGATIONS or lower.endswith("n't") or lower in _SOFT_NEGATIONS:
+            flush()
+            negations.append(i)
+            continue
+        if lower in ALWAYS_WORDS:
+            flush()
+            flags.add("always")
+            continue
+        if lower in ANTONYM_WORDS:
+            flush()
+            flags.add(lower)
+            continue
+        wk = _word_kind(tok, _is_start(text, m.start()))
+        if wk == "name":
+            if lower in STOPWORDS or lower in FILLER_WORDS or lower in MARKER_WORDS:
+                flush()
                 continue
-        units.append(Unit(kind, key, key, tok))
-    flush_name()
-    units = _fold_phrases(units)
-    keys = tuple(u.key for u in units)
-    mentions: set[str] = {squash(u.raw) for u in units} | {u.key for u in units}
-    mentions |= {squash(u.shown) for u in units}
-    for n in (1, 2, 3):
-        for i in range(len(words_seen) - n + 1):
-            mentions.add("".join(words_seen[i : i + n]))
-    normal = " ".join(_words_of(text))
+            pending.append(tok.strip("'-"))
+            continue
+        flush()
+        if wk == "env":
+            units.append(Unit("env", canonical(lower), lower, tok))
+        elif wk == "ident":
+            hyphened = lower.split("-")
+            if len(hyphened) > 1 and all(p.isalpha() for p in hyphened):
+                key = "-".join(canonical(stem(p)) for p in hyphened)  # squash-merging
+            else:
+                key = lower
+            units.append(Unit("ident", key, lower, tok, _parts(tok)))
+        else:
+            add_word(lower.replace("'", ""), tok)
+    flush()
+    mentions: set[str] = set()
+    for u in units:
+        mentions |= {u.key, squash(u.raw), squash(u.key), *u.parts}
+        if u.parts:
+            mentions.add("".join(u.parts))
+    for seq in (words_seen, stems_seen):
+        for n in (1, 2, 3):
+            for j in range(len(seq) - n + 1):
+                mentions.add("".join(seq[j : j + n]))
+    # Double negation ("do not never") cancels; any other negation negates the text.
+    adjacent = sum(1 for a, b in pairwise(negations) if b == a + 1)
+    negated = len(negations) - 2 * adjacent > 0
     return Profile(
         units=tuple(units),
-        keys=keys,
-        keyset=frozenset(keys),
+        keys=tuple(u.key for u in units),
+        keyset=frozenset(u.key for u in units),
         raw_sorted=tuple(sorted(u.raw for u in units)),
         mentions=frozenset(mentions),
-        negated=negations % 2 == 1,
+        negated=negated,
         flags=frozenset(flags),
-        replaces=bool(REPLACE_RE.search(text)),
+        replaced=_replaced(text),
         changes=bool(CHANGE_RE.search(text)),
-        normal=normal,
+        normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
     )
 
 
-def _fold_phrases(units: list[Unit]) -> list[Unit]:
+def _cjk_units(tok: str, units: list[Unit], words_seen: list[str]) -> None:
+    """CJK runs as character bigrams (no spaces to split on); other runs as words."""
+    pos = 0
+    for run in _CJK.finditer(tok):
+        if run.start() > pos:
+            rest = tok[pos : run.start()].lower()
+            units.append(Unit("name", rest, rest, tok[pos : run.start()]))
+            words_seen.append(rest)
+        chars = run.group()
+        grams = [chars[k : k + 2] for k in range(max(1, len(chars) - 1))]
+        for g in grams:
+            units.append(Unit("word", g, g, g))
+        words_seen.extend(grams)
+        pos = run.end()
+    if pos < len(tok):
+        rest = tok[pos:].lower()
+        units.append(Unit("name", rest, rest, tok[pos:]))
+        words_seen.append(rest)
+
+
+def _replaced(text: str) -> frozenset[str]:
+    """Keys of the things a text says it replaces ("use uv instead of Poetry" → poetry)."""
+    objects = [m.group("object") for m in _REPLACE_AFTER.finditer(text)]
+    objects += [m.group("object") for m in _REPLACE_BEFORE.finditer(text)]
+    objects += [m.group("object") for m in _REPLACE_CJK.finditer(text)]
+    keys: set[str] = set()
+    for obj in objects:
+        if _CJK.search(obj):
+            keys |= {obj[k : k + 2] for k in range(max(1, len(obj) - 1))}
+            continue
+        for u in _analyse_plain(obj):
+            keys.add(u.key)
+    return frozenset(keys)
+
+
+def _analyse_plain(text: str) -> tuple[Unit, ...]:
+    """Units of a fragment without the replacement markers (no recursion)."""
+    words = [w for w in re.findall(r"[\w.+-]+", text.lower()) if w not in STOPWORDS and len(w) > 1]
     out: list[Unit] = []
-    i = 0
-    while i < len(units):
-        u = units[i]
-        if i + 1 < len(units) and u.kind == "word" and units[i + 1].kind == "word":
-            pair = (u.shown, units[i + 1].shown)
-            canon = PHRASES.get(pair)
-            if canon:
-                out.append(Unit("word", canonical(canon), canon, f"{pair[0]} {pair[1]}"))
-                i += 2
-                continue
-        out.append(u)
-        i += 1
-    return out
+    for w in words:
+        if "-" in w and w.replace("-", "").isalpha():
+            parts = _parts(w)
+            out.append(Unit("ident", "-".join(parts), w, w, parts))
+        out.append(Unit("word", canonical(stem(w)), w, w))
+        out.append(Unit("name", canonical(stem(w)), w, w))
+    return tuple(out)
 
 
-def mentioned(u: Unit, other: Profile) -> bool:
-    """Whether `other` names the same thing as unit `u` (case, dashes and spaces aside)."""
-    if u.key in other.keyset:
+def matched(u: Unit, other: Profile) -> bool:
+    """Whether `other` says unit `u` too (case, dashes, word forms and spaces aside)."""
+    if u.key in other.keyset or u.key in other.mentions:
         return True
-    return squash(u.raw) in other.mentions or squash(u.shown) in other.mentions
+    if squash(u.raw) in other.mentions or squash(u.key) in other.mentions:
+        return True
+    return (
+        len(u.parts) > 1
+        and all(len(p) > 1 for p in u.parts)
+        and all(p in other.mentions for p in u.parts)
+    )
 
 
 class Relation(NamedTuple):
     """How a candidate relates to one memory."""
 
-    kind: str  # same | paraphrase | update | contradiction | replaces | different
-    score: float  # similarity of the two unit lists, 0..1
+    # same | paraphrase | update | extends (all of it and more) | contradiction | replaces
+    # | different
+    kind: str
+    score: float  # share of the two texts' non-value units they have in common, 0..1
     certain: bool  # clearly about the same fact (a forced save may replace)
     why: str  # a short explanation for the preview
 
 
 def similarity(a: Profile, b: Profile) -> float:
-    """Jaccard overlap of canonical units: cheap, order-free (related lists, pre-filter)."""
+    """Jaccard overlap of canonical units: cheap and order-free (pre-filter, related)."""
     if not a.keyset or not b.keyset:
         return 0.0
     return len(a.keyset & b.keyset) / len(a.keyset | b.keyset)
@@ -394,123 +537,158 @@ def opposite(a: Profile, b: Profile) -> bool:
 
 
 def _close(a: str, b: str) -> bool:
-    """Two words of one family that the stemmer kept apart (lint/linter, config/configs)."""
-    if a == b:
-        return True
+    """Two words of one family that the stemmer kept apart (paramet/parameteris)."""
     short, long_ = sorted((a, b), key=len)
-    return len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 3
+    return len(short) >= 5 and long_.startswith(short) and len(long_) - len(short) <= 4
+
+
+def _sibling(a: Unit, b: Unit) -> bool:
+    """Two names of one series: svc-1/svc-2, staging/production, api-v1/api-v2."""
+    if a.kind == "env" and b.kind == "env":
+        return True
+    la, lb = re.sub(r"\d+", "#", a.raw), re.sub(r"\d+", "#", b.raw)
+    return la == lb and "#" in la
+
+
+def _show(units: list[Unit]) -> str:
+    return ", ".join(dict.fromkeys(u.shown.strip("`") for u in units))
 
 
 def relate(cand: Profile, mem: Profile) -> Relation:
-    """How `cand` relates to `mem`: the kind of change, and how sure that is."""
+    """How `cand` relates to `mem`: the kind of change, and how sure that is.
+
+    Only-in-one-text units decide: different names (in subject position, or of one
+    series, or without a change marker) make another fact; different values with the
+    same subject make an update; the same subject reversed is a contradiction; the same
+    subject in other words is a paraphrase. When in doubt: different (an ADD loses
+    nothing).
+    """
     if cand.normal and cand.normal == mem.normal:
         return Relation("same", 1.0, True, "same text")
-    jac = similarity(cand, mem)
     same_polarity = not opposite(cand, mem)
     if cand.units and cand.raw_sorted == mem.raw_sorted and same_polarity:
         return Relation("same", 1.0, True, "same words")
 
-    # Names and values each side has that the other does not mention.
-    names_c = [u for u in cand.units if u.kind in NAME_KINDS and not mentioned(u, mem)]
-    names_m = [u for u in mem.units if u.kind in NAME_KINDS and not mentioned(u, cand)]
-    vals_c = {u.key for u in cand.units if u.kind in VALUE_KINDS} - {
-        u.key for u in mem.units if u.kind in VALUE_KINDS
-    }
-    vals_m = {u.key for u in mem.units if u.kind in VALUE_KINDS} - {
-        u.key for u in cand.units if u.kind in VALUE_KINDS
-    }
+    ok_c = [_matched_in(u, mem) for u in cand.units]
+    ok_m = [_matched_in(u, cand) for u in mem.units]
+    only_c = [u for u, ok in zip(cand.units, ok_c, strict=True) if not ok]
+    only_m = [u for u, ok in zip(mem.units, ok_m, strict=True) if not ok]
+    names_c = [u for u in only_c if u.kind in NAME_KINDS]
+    names_m = [u for u in only_m if u.kind in NAME_KINDS]
+    vals_c = [u for u in only_c if u.kind in VALUE_KINDS]
+    vals_m = [u for u in only_m if u.kind in VALUE_KINDS]
+    words_c = [u for u in only_c if u.kind == "word"]
+    words_m = [u for u in only_m if u.kind == "word"]
 
-    sm = SequenceMatcher(None, mem.keys, cand.keys, autojunk=False)
-    common_flags = len(cand.flags & mem.flags)  # "required" in both is shared subject
-    shared = sum(b.size for b in sm.get_matching_blocks()) + common_flags
-    total = len(mem.keys) + len(cand.keys) + 2 * common_flags
-    ratio = 2 * shared / total if total else 0.0
-    regions = [op for op in sm.get_opcodes() if op[0] != "equal"]
-    # Word pairs of one family count as equal inside a replaced region.
-    real_regions = []
-    for tag, i1, i2, j1, j2 in regions:
-        left = list(mem.units[i1:i2])
-        right = list(cand.units[j1:j2])
-        if (
-            tag == "replace"
-            and len(left) == len(right)
-            and all(
-                a.kind == b.kind == "word" and _close(a.key, b.key)
-                for a, b in zip(left, right, strict=True)
-            )
-        ):
-            shared += len(left)
-            continue
-        real_regions.append((tag, left, right, i2 == len(mem.keys) and j2 == len(cand.keys)))
-    ratio = 2 * shared / total if total else 0.0
-    score = max(jac, ratio)
+    def cover(units: tuple[Unit, ...], ok: list[bool]) -> tuple[int, int]:
+        pairs = [(u, o) for u, o in zip(units, ok, strict=True) if u.kind not in VALUE_KINDS]
+        return sum(o for _, o in pairs), len(pairs)
 
-    if not real_regions and same_polarity:
-        if cand.changes or cand.replaces:
-            return Relation("update", score, False, "same words with a change marker")
-        return Relation("paraphrase", score, False, "same subject in other words")
+    shared_m, n_m = cover(mem.units, ok_m)
+    shared_c, n_c = cover(cand.units, ok_c)
+    shared_m += len(cand.flags & mem.flags)
+    n_m += len(mem.flags)
+    n_c += len(cand.flags)
+    shared_c += len(cand.flags & mem.flags)
+    cover_m = shared_m / n_m if n_m else 0.0
+    cover_c = shared_c / n_c if n_c else 0.0
+    score = (shared_m + shared_c) / (n_m + n_c) if n_m + n_c else 0.0
+    matched_names = any(
+        o and u.kind in NAME_KINDS | VALUE_KINDS for u, o in zip(mem.units, ok_m, strict=True)
+    )
+    anchor = shared_m >= 2 or matched_names
 
-    name_conflict = bool(names_c) and bool(names_m)
-    value_conflict = bool(vals_c) and bool(vals_m)
-
-    if not same_polarity:
-        if not name_conflict and not value_conflict and score >= 0.5:
-            sure = score >= 0.75 and not names_c and not names_m
-            return Relation("contradiction", score, sure, "says the opposite")
+    series = any(_sibling(a, b) for a in names_c for b in names_m)
+    if series:
         return Relation("different", score, False, _why_different(names_c, names_m))
 
-    if name_conflict:
-        if len(real_regions) == 1 and cand.changes and ratio >= 0.5 and shared >= 2:
+    # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
+    replaces = bool(cand.replaced) and any(k in mem.keyset or k in mem.mentions
+                                           for k in cand.replaced)  # fmt: skip
+    name_conflict = bool(names_c) and bool(names_m)
+    if (
+        (not same_polarity or replaces)
+        and anchor
+        and cover_m >= 0.5
+        and (replaces or not name_conflict)
+    ):
+        if not same_polarity and vals_c and vals_m:
+            return Relation("different", score, False, "other values")
+        sure = not same_polarity and not only_c and not only_m  # the same words, reversed
+        if replaces and same_polarity and vals_c and vals_m:
+            return Relation("update", score, False, _changed(vals_m, vals_c))
+        return Relation("contradiction" if not same_polarity else "replaces", score, sure,
+                        "says the opposite" if not same_polarity else "says it replaces this")  # fmt: skip
+    if not same_polarity:
+        return Relation("different", score, False, "other subject")
+
+    if names_c and names_m:
+        first_c = _first_only(cand.units, ok_c, NAME_KINDS)
+        first_m = _first_only(mem.units, ok_m, NAME_KINDS)
+        in_value_place = first_c > 0 and first_m > 0
+        if cand.changes and anchor and cover_m >= 0.5 and in_value_place:
             return Relation("update", score, False, _changed(names_m, names_c))
         return Relation("different", score, False, _why_different(names_c, names_m))
-    if names_c or names_m:
-        # One side names something the other does not: a more specific or another fact.
-        if cand.replaces and not mem.replaces and score >= 0.35:
-            return Relation("replaces", score, False, "says it replaces this")
-        return Relation("different", score, False, _why_different(names_c, names_m))
 
-    value_only = all(
-        tag == "replace"
-        and all(u.kind in VALUE_KINDS for u in left)
-        and all(u.kind in VALUE_KINDS for u in right)
-        for tag, left, right, _ in real_regions
-    )
-    if value_conflict:
-        if value_only and shared >= 2 and ratio >= 0.5:
-            sure = len(real_regions) == 1 and ratio >= 0.6
-            vm = ", ".join(sorted(vals_m))
-            vc = ", ".join(sorted(vals_c))
-            return Relation("update", score, sure, f"value {vm} → {vc}")
-        if cand.changes and len(real_regions) <= 2 and shared >= 2 and ratio >= 0.5:
-            return Relation("update", score, False, "changed value")
-        return Relation("different", score, False, "other values")
-    if vals_c or vals_m:
+    if vals_c and vals_m:
+        if (not (words_c and words_m) or cand.changes) and anchor and cover_m >= 0.6:
+            # Certain: one value changed, nothing else, after at least two shared units
+            # ("The billing service listens on port 8443" → "… port 9443").
+            sure = (
+                len(only_c) == len(vals_c) == 1
+                and len(only_m) == len(vals_m) == 1
+                and _first_only(cand.units, ok_c, VALUE_KINDS) >= 2
+                and _first_only(mem.units, ok_m, VALUE_KINDS) >= 2
+            )
+            return Relation("update", score, sure, _changed(vals_m, vals_c))
         return Relation("different", score, False, "other values")
 
-    if cand.replaces and not mem.replaces and score >= 0.35:
-        return Relation("replaces", score, False, "says it replaces this")
-    replaced = [r for r in real_regions if r[0] == "replace"]
+    if words_c and words_m and cand.changes and anchor and cover_m >= 0.5:
+        return Relation("update", score, False, _changed(words_m, words_c))
+
+    # Everything the memory says, in the same order, and more: an update that keeps it all.
     if (
-        len(real_regions) == 1
-        and replaced
-        and shared >= 2
-        and ratio >= 0.5
-        and len(replaced[0][1]) <= 2
-        and len(replaced[0][2]) <= 2
-        and (cand.changes or replaced[0][3])
+        not only_m
+        and any(u.kind in NAME_KINDS | VALUE_KINDS for u in only_c)
+        and n_m >= 3
+        and cover_c >= 0.5
+        and _in_order(mem.keys, cand.keys)
     ):
-        old = " ".join(u.shown for u in replaced[0][1])
-        new = " ".join(u.shown for u in replaced[0][2])
-        return Relation("update", score, False, f"{old} → {new}")
-    if not replaced and score >= 0.5:
-        return Relation("paraphrase", score, False, "same subject, more or fewer words")
-    if ratio >= 0.6 and all(len(r[1]) <= 1 and len(r[2]) <= 1 for r in real_regions):
+        return Relation("extends", score, False, f"adds {_show(only_c)}")
+
+    # One word swapped in an otherwise identical sentence is another subject
+    # ("the orders table …" / "the events table …"), not a rewording.
+    if len(only_c) == 1 and len(only_m) == 1 and cover_m >= 0.5 and cover_c >= 0.5:
+        return Relation("different", score, False, _why_different(only_c, only_m))
+    if names_c and not _in_order(mem.keys, cand.keys) and cover_c < 0.5:
+        return Relation("different", score, False, _why_different(names_c, names_m))
+    if anchor and score >= 0.5 and cover_m >= 0.5:
         return Relation("paraphrase", score, False, "same subject in other words")
-    return Relation("different", score, False, "other subject")
+    return Relation("different", score, False, _why_different(names_c, names_m))
 
 
-def _show(units: list[Unit]) -> str:
-    return ", ".join(dict.fromkeys(u.shown for u in units))
+def _matched_in(u: Unit, other: Profile) -> bool:
+    if matched(u, other):
+        return True
+    if u.kind == "word":
+        return any(_close(u.key, k) for k in other.keyset)
+    return False
+
+
+def _first_only(units: tuple[Unit, ...], ok: list[bool], kinds: frozenset[str]) -> int:
+    """How many shared units come before the first unshared one of `kinds`."""
+    seen = 0
+    for u, o in zip(units, ok, strict=True):
+        if o:
+            seen += 1
+        elif u.kind in kinds:
+            return seen
+    return seen
+
+
+def _in_order(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
+    sm = SequenceMatcher(None, small, big, autojunk=False)
+    return sum(b.size for b in sm.get_matching_blocks()) == len(small)
 
 
 def _why_different(names_c: list[Unit], names_m: list[Unit]) -> str:

@@ -1,23 +1,29 @@
 """Verdicts: what a candidate would do to the memory as it is now (R-APP-9).
 
-The rules are lexical and deterministic, so the same candidate against the same
-memory state always gets the same verdict (the proposal freezes it and the commit
-recomputes it). Texts are compared on their *core words*: lowercase words minus
-stopwords, negations and replacement markers, with a plural `s` dropped.
+The rules are deterministic, so the same candidate against the same memory state
+always gets the same verdict (the proposal freezes it and the commit recomputes it).
+What a text is *about* decides (see `engram.core.subjects`): its named things
+(identifiers, paths, URLs, hosts, code spans, quoted strings, capitalised names,
+environments), its values (numbers, versions, addresses) and its stemmed words.
 
-- ``NOOP duplicate of X``: X says the same thing: same normalised text (any type), or
-  same type, same polarity and core-word overlap (Jaccard) ≥ 0.9.
-- ``UPDATE X``: an explicit ``UPDATE: X``, or X has the same type, the same polarity and
-  overlap ≥ 0.6.
-- ``SUPERSEDE X``: the candidate contradicts X (same type): overlap ≥ 0.5 and opposite
-  polarity (one is negated: not/never/avoid/no longer …, the other not, or an
-  always/never-style antonym pair), or overlap ≥ 0.35 and the candidate says it
-  replaces something ("instead of", "no longer", "rather than", "replaces",
-  "deprecated", "anymore").
-- ``ADD`` otherwise. An ADD that still overlaps ≥ 0.5 with a memory of the same type
-  (≥ 0.8 with one of another type) is a *possible duplicate*: it is shown, and a
-  commit defers it for review. Other memories sharing ≥ 0.2 of the words (or named by
-  id in the text) are listed as related; for a skill they are suggested `depends_on`.
+- ``NOOP duplicate of X``: X says the same thing: same normalised text or the same
+  stemmed words (any type). Certain.
+- ``UPDATE X``: an explicit ``UPDATE: X`` (certain), or X has the same type and the same
+  subject with a changed value ("… port 8443" → "… now … port 9443"). Certain only when
+  the one change is a value and the rest of the text is the same.
+- ``SUPERSEDE X``: the candidate reverses X (same type, same subject, opposite polarity:
+  not/never/avoid …, or an always/never-style antonym), or says it replaces it
+  ("instead of", "no longer", "rather than", …).
+- ``ADD`` otherwise. Texts that differ in what they name (svc-1 vs svc-2, staging vs
+  production, Postgres vs Redis) are different facts: ADD, listed as related with the
+  difference. An ADD that says the same as a memory in other words (synonyms, word
+  forms, a few words more or fewer) is a *possible duplicate*: it is shown, and a commit
+  defers it for review. Other memories sharing ≥ 0.2 of the units (or named by id in the
+  text) are listed as related; for a skill they are suggested `depends_on`.
+
+A fact is never replaced unless the candidate is about the same subject: when in doubt
+the verdict is ADD, which loses nothing. `Judgement.certain` says when a replacement is
+clear enough for a forced save to apply it without a person looking.
 
 Ties go to the memory that sorts first (workspace before global, then by id).
 """
@@ -28,40 +34,37 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.core.candidates import STOPWORDS, Candidate, words
+from engram.core.candidates import Candidate
 from engram.core.memory import Memory
+from engram.core.subjects import NEGATIONS, Profile, Relation, analyse, opposite, relate, similarity
 
-NOOP_AT = 0.9
-UPDATE_AT = 0.6
-SUPERSEDE_AT = 0.5
-REPLACE_AT = 0.35
+__all__ = [
+    "NEGATIONS",
+    "Judgement",
+    "Profile",
+    "Verdict",
+    "find_cycle",
+    "judge",
+    "memory_text",
+    "other_scope_related",
+    "overlap",
+    "profile",
+    "sort_existing",
+]
+
 POSSIBLE_DUPLICATE_AT = 0.5
 CROSS_TYPE_DUPLICATE_AT = 0.8
 RELATED_AT = 0.2
+COMPARE_AT = 0.15  # below this unit overlap two texts are not aligned at all
 MAX_RELATED = 3
-
-NEGATIONS = frozenset(
-    """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
-    mustn't mustnt cannot can't cant won't wont avoid avoids stop without disable disabled
-    forbid forbidden forbids disallow disallowed nor none neither""".split()
-)
-ANTONYMS = (
-    ("always", "never"),
-    ("enable", "disable"),
-    ("enabled", "disabled"),
-    ("allow", "forbid"),
-    ("allow", "deny"),
-    ("required", "optional"),
-    ("mandatory", "optional"),
-    ("true", "false"),
-    ("sync", "async"),
-)
-_REPLACE_MARKERS = re.compile(
-    r"\b(?:instead\s+of|no\s+longer|rather\s+than|replaces?|replaced\s+by|deprecated|anymore|"
-    r"not\s+any\s+more|from\s+now\s+on)\b",
-    re.IGNORECASE,
-)
-_MARKER_WORDS = frozenset({"instead", "longer", "rather", "replace", "replaced", "deprecated"})
+# A skill or fact that says all a memory says and more updates it; a rule that narrows
+# another ("… on Fridays") is a possible duplicate, not a replacement.
+_REPLACING = {
+    "update": "UPDATE",
+    "extends": "UPDATE",
+    "contradiction": "SUPERSEDE",
+    "replaces": "SUPERSEDE",
+}
 
 
 @dataclass(frozen=True)
@@ -91,44 +94,33 @@ class Judgement:
     related: list[dict[str, Any]] = field(default_factory=list)
     possible_duplicate: str = ""  # id of a memory an ADD may duplicate
     # True only when an UPDATE/SUPERSEDE/NOOP is clearly about the same fact (an explicit
-    # ``UPDATE: id`` or the same subject with high confidence); a forced save replaces a
-    # memory only then.
+    # ``UPDATE: id``, the same text, or the same subject with one changed value); a
+    # forced save replaces a memory only then.
     certain: bool = False
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What comparison needs from a text: core words, polarity, normalised form."""
-
-    core: frozenset[str]
-    negated: bool
-    flags: frozenset[str]
-    normal: str
-    replaces: bool
-
-
-def _stem(w: str) -> str:
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+    reason: str = ""  # why the verdict names its target, for the preview
 
 
 def profile(text: str) -> Profile:
-    ws = words(text)
-    neg = sum(1 for w in ws if w in NEGATIONS) % 2 == 1
-    antonym_words = {a for pair in ANTONYMS for a in pair}
-    flags = frozenset(w for w in ws if w in antonym_words)
-    core = frozenset(
-        _stem(w.replace("'", ""))
-        for w in ws
-        if w not in STOPWORDS and w not in NEGATIONS and w not in _MARKER_WORDS
-        and w not in antonym_words and len(w) > 1
-    )  # fmt: skip
-    return Profile(core, neg, flags, " ".join(ws), bool(_REPLACE_MARKERS.search(text)))
+    """The comparison profile of a text (units, polarity, markers); cached per text."""
+    return analyse(text)
+
+
+def memory_text(m: Memory) -> str:
+    """What a memory says, for comparison: its content, with the title if it adds words."""
+    content = " ".join(
+        re.sub(r"^\s*[-*]\s+", "", ln).strip() for ln in m.content.splitlines() if ln.strip()
+    )
+    if not content:
+        return m.title
+    if m.title and not set(re.findall(r"\w+", m.title.lower())) <= set(
+        re.findall(r"\w+", content.lower())
+    ):
+        return f"{m.title}. {content}"
+    return content
 
 
 def _profile_of(m: Memory, profiles: dict | None) -> Profile:
-    """A memory's word profile, computed once per memory when a cache is given."""
+    """A memory's profile, computed once per memory when a cache is given."""
     key = (m.scope, m.id)
     mp = profiles.get(key) if profiles is not None else None
     if mp is None:
@@ -138,33 +130,16 @@ def _profile_of(m: Memory, profiles: dict | None) -> Profile:
     return mp
 
 
-def memory_text(m: Memory) -> str:
-    """What a memory says, for comparison: title, content and the balanced wording."""
-    parts = [m.title, re.sub(r"^\s*[-*]\s+", "", m.content, flags=re.MULTILINE)]
-    if m.variants.get("balanced"):
-        parts.append(m.variants["balanced"])
-    return " ".join(p for p in parts if p)
-
-
 def overlap(a: Profile, b: Profile) -> float:
-    if not a.core or not b.core:
-        return 0.0
-    return len(a.core & b.core) / len(a.core | b.core)
+    """Order-free overlap of two profiles (0..1)."""
+    return similarity(a, b)
 
 
-def _opposite(a: Profile, b: Profile) -> bool:
-    if a.negated != b.negated:
-        return True
-    return any(
-        (x in a.flags and y in b.flags and x not in b.flags)
-        or (y in a.flags and x in b.flags and y not in b.flags)
-        for x, y in ANTONYMS
-    )
-
-
-def _same_text(a: Profile, b: Profile) -> bool:
-    return a.normal == b.normal or (bool(a.core) and a.core == b.core and a.flags == b.flags
-                                    and a.negated == b.negated)  # fmt: skip
+def _relation(cp: Profile, mp: Profile) -> Relation:
+    score = similarity(cp, mp)
+    if score < COMPARE_AT and cp.normal != mp.normal:
+        return Relation("different", score, False, "other subject")
+    return relate(cp, mp)
 
 
 def judge(
@@ -181,66 +156,67 @@ def judge(
     """
     cp = profile(cand.text)
     for eid, other in earlier or []:
-        if _same_text(cp, profile(other.text)):
-            return Judgement(Verdict("NOOP", eid, "proposal"))
+        if _relation(cp, profile(other.text)).kind == "same":
+            return Judgement(Verdict("NOOP", eid, "proposal"), certain=True, reason="same text")
 
-    scored: list[tuple[float, int, Memory, Profile]] = []
-    for i, m in enumerate(existing):
-        mp = _profile_of(m, profiles)
-        scored.append((overlap(cp, mp), i, m, mp))
-    ranked = sorted(scored, key=lambda t: (-t[0], t[1]))
+    rels: list[tuple[Relation, int, Memory]] = [
+        (_relation(cp, _profile_of(m, profiles)), i, m) for i, m in enumerate(existing)
+    ]
+    ranked = sorted(rels, key=lambda t: (-t[0].score, t[1]))
 
     verdict = Verdict("ADD")
     certain = False
+    reason = ""
     if cand.update:
         target = next((m for m in existing if m.id == cand.update), None)
         verdict = Verdict("UPDATE", cand.update, target.scope if target else "")
-        certain = True
+        certain, reason = True, "UPDATE named in the candidate"
     else:
-        for _score, _, m, mp in ranked:
-            if _same_text(cp, mp):
-                verdict = Verdict("NOOP", m.id, m.scope)
-                certain = True
-                break
-        else:
-            for score, _, m, mp in ranked:
-                if m.type != cand.type or score < REPLACE_AT:
-                    continue
-                contradicts = score >= SUPERSEDE_AT and _opposite(cp, mp)
-                if contradicts or (cp.replaces and not mp.replaces):
-                    verdict = Verdict("SUPERSEDE", m.id, m.scope)
-                elif score >= NOOP_AT:
-                    verdict = Verdict("NOOP", m.id, m.scope)
-                elif score >= UPDATE_AT:
-                    verdict = Verdict("UPDATE", m.id, m.scope)
-                else:
-                    continue
-                break
+        same = next((t for t in rels if t[0].kind == "same"), None)
+        replacing = [
+            t
+            for t in ranked
+            if t[2].type == cand.type
+            and t[0].kind in _REPLACING
+            and (t[0].kind != "extends" or cand.type != "rule")
+        ]
+        if same is not None:
+            verdict = Verdict("NOOP", same[2].id, same[2].scope)
+            certain, reason = True, same[0].why
+        elif replacing:
+            rel, _, m = max(replacing, key=lambda t: (t[0].certain, t[0].score, -t[1]))
+            verdict = Verdict(_REPLACING[rel.kind], m.id, m.scope)
+            certain, reason = rel.certain, rel.why
 
     mentioned = set(re.findall(r"[a-z0-9][a-z0-9-]*[a-z0-9]", cand.text.lower()))
     related: list[dict[str, Any]] = []
     possible_duplicate = ""
-    for score, _, m, _mp in ranked:
+    for rel, _, m in ranked:
         if m.id == verdict.target:
             continue
         is_mentioned = m.id in mentioned and "-" in m.id
-        if score < RELATED_AT and not is_mentioned:
-            continue
         dup_at = POSSIBLE_DUPLICATE_AT if m.type == cand.type else CROSS_TYPE_DUPLICATE_AT
-        if score >= dup_at:
+        is_dup = rel.kind in ("paraphrase", "extends") and rel.score >= dup_at
+        if rel.score < RELATED_AT and not is_mentioned and not is_dup:
+            continue
+        if is_dup:
             hint = "possible duplicate"
             if verdict.kind == "ADD" and not possible_duplicate:
                 possible_duplicate = m.id
+                reason = rel.why
         elif is_mentioned or (cand.type == "skill" and m.id not in cand.depends_on):
             hint = "suggested depends_on"
+        elif rel.kind == "different" and rel.why != "other subject":
+            hint = f"related: {rel.why}"
         else:
             hint = "related"
         related.append(
-            {"id": m.id, "type": m.type, "scope": m.scope, "score": round(score, 2), "hint": hint}
-        )
+            {"id": m.id, "type": m.type, "scope": m.scope, "score": round(rel.score, 2),
+             "hint": hint}
+        )  # fmt: skip
         if len(related) >= MAX_RELATED:
             break
-    return Judgement(verdict, related, possible_duplicate, certain)
+    return Judgement(verdict, related, possible_duplicate, certain, reason)
 
 
 def other_scope_related(
@@ -260,16 +236,16 @@ def other_scope_related(
         if m.type != cand.type:
             continue
         mp = _profile_of(m, profiles)
-        score = overlap(cp, mp)
-        if score >= SUPERSEDE_AT and _opposite(cp, mp):
+        rel = _relation(cp, mp)
+        if rel.kind == "contradiction" or (rel.kind == "replaces" and opposite(cp, mp)):
             hint = f"contradicts ({m.scope})"
-        elif score >= POSSIBLE_DUPLICATE_AT or _same_text(cp, mp):
+        elif rel.kind in ("same", "paraphrase", "update", "replaces"):
             hint = f"same subject ({m.scope})"
         else:
             continue
         out.append(
-            (score, {"id": m.id, "type": m.type, "scope": m.scope, "score": round(score, 2),
-                     "hint": hint})
+            (rel.score, {"id": m.id, "type": m.type, "scope": m.scope,
+                         "score": round(rel.score, 2), "hint": hint})
         )  # fmt: skip
     out.sort(key=lambda t: -t[0])
     return [d for _, d in out[:MAX_RELATED]]
