@@ -361,9 +361,9 @@ def _analyse(text: str) -> Profile:
             if kind == "handle":
                 kind = "ident"
             key = _entity_key(kind, tok)
-            if kind == "path" and "." not in key and key[:1] not in "/~.@":
+            if kind == "path" and "." not in key and key[:1] not in "/~.@" and key[-1:] != "/":
                 parts = [p for p in key.split("/") if p]
-                if parts and all(p.isalpha() and len(p) <= 12 for p in parts) and len(parts) <= 3:
+                if 2 <= len(parts) <= 3 and all(p.isalpha() and len(p) <= 12 for p in parts):
                     for p in parts:  # "read/write", "CI/CD": words joined by a slash
                         add_word(p, p)
                     prev_lower = ""
