@@ -203,6 +203,7 @@ _TOKEN = re.compile(
     r"|(?P<number>#?\b\d+(?:[.,]\d+)*(?:[a-zA-Z%]{1,3}\b)?%?)"
     r"|(?P<word>[\w][\w'’-]*)"
 )
+_VERSIONED = re.compile(r"^([a-z][a-z0-9-]*?[a-z])[-_:@]v?(\d+(?:\.\d+)+)$")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _SQUASH = re.compile(r"[^\w]+|_")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -411,6 +412,10 @@ def _analyse(text: str) -> Profile:
         flush()
         if wk == "env":
             units.append(Unit("env", canonical(lower), lower, tok))
+        elif wk == "ident" and (vm := _VERSIONED.match(lower)):
+            # ubuntu-22.04, node@20.1: a named thing and its version (a value)
+            units.append(Unit("ident", vm.group(1), vm.group(1), vm.group(1)))
+            units.append(Unit("version", vm.group(2), vm.group(2), vm.group(2)))
         elif wk == "ident":
             hyphened = lower.split("-")
             if len(hyphened) > 1 and all(p.isalpha() for p in hyphened):
@@ -586,10 +591,9 @@ def relate(cand: Profile, mem: Profile) -> Relation:
 
     shared_m, n_m = cover(mem.units, ok_m)
     shared_c, n_c = cover(cand.units, ok_c)
-    shared_m += len(cand.flags & mem.flags)
-    n_m += len(mem.flags)
-    n_c += len(cand.flags)
-    shared_c += len(cand.flags & mem.flags)
+    common_flags = len(cand.flags & mem.flags)  # "required" in both is shared subject
+    shared_m, n_m = shared_m + common_flags, n_m + common_flags
+    shared_c, n_c = shared_c + common_flags, n_c + common_flags
     cover_m = shared_m / n_m if n_m else 0.0
     cover_c = shared_c / n_c if n_c else 0.0
     score = (shared_m + shared_c) / (n_m + n_c) if n_m + n_c else 0.0
@@ -598,8 +602,13 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     )
     anchor = shared_m >= 2 or matched_names
 
+    # Names of one series (svc-1/svc-2, staging/production) are other facts; only a
+    # changed value at the end of both texts, said to have changed, moves along a series
+    # ("The APAC cluster moved to ap-southeast-2").
+    envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m)
     series = any(_sibling(a, b) for a in names_c for b in names_m)
-    if series:
+    at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
+    if envs or (series and not (cand.changes and at_end)):
         return Relation("different", score, False, _why_different(names_c, names_m))
 
     # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
@@ -631,7 +640,11 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         return Relation("different", score, False, _why_different(names_c, names_m))
 
     if vals_c and vals_m:
-        if (not (words_c and words_m) or cand.changes) and anchor and cover_m >= 0.6:
+        if (
+            (not (words_c and words_m) or cand.changes)
+            and anchor
+            and cover_m >= (0.5 if cand.changes else 0.6)
+        ):
             # Certain: one value changed, nothing else, after at least two shared units
             # ("The billing service listens on port 8443" → "… port 9443").
             sure = (
@@ -643,7 +656,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
             return Relation("update", score, sure, _changed(vals_m, vals_c))
         return Relation("different", score, False, "other values")
 
-    if words_c and words_m and cand.changes and anchor and cover_m >= 0.5:
+    if words_c and words_m and cand.changes and anchor and cover_m >= 0.5 and at_end:
         return Relation("update", score, False, _changed(words_m, words_c))
 
     # Everything the memory says, in the same order, and more: an update that keeps it all.
@@ -684,6 +697,12 @@ def _first_only(units: tuple[Unit, ...], ok: list[bool], kinds: frozenset[str]) 
         elif u.kind in kinds:
             return seen
     return seen
+
+
+def _at_end(units: tuple[Unit, ...], ok: list[bool]) -> bool:
+    """Whether nothing shared follows the first unshared unit (the changed value ends it)."""
+    first = next((i for i, o in enumerate(ok) if not o), len(ok))
+    return not any(ok[first:])
 
 
 def _in_order(small: tuple[str, ...], big: tuple[str, ...]) -> bool:

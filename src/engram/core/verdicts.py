@@ -185,7 +185,10 @@ def judge(
             certain, reason = True, same[0].why
         elif replacing:
             rel, _, m = max(replacing, key=lambda t: (t[0].certain, t[0].score, -t[1]))
-            verdict = Verdict(_REPLACING[rel.kind], m.id, m.scope)
+            kind = _REPLACING[rel.kind]
+            if rel.kind == "replaces" and m.type == "knowledge":
+                kind = "UPDATE"  # a fact gets a new value; a rule or skill is superseded
+            verdict = Verdict(kind, m.id, m.scope)
             certain, reason = rel.certain, rel.why
 
     mentioned = set(re.findall(r"[a-z0-9][a-z0-9-]*[a-z0-9]", cand.text.lower()))
