@@ -204,6 +204,7 @@ _TOKEN = re.compile(
     r"|(?P<word>[\w][\w'’-]*)"
 )
 _VERSIONED = re.compile(r"^([a-z][a-z0-9-]*?[a-z])[-_:@]v?(\d+(?:\.\d+)+)$")
+_EMPHASIS = re.compile(r"(?<![\w*_~])[*_~]{1,3}(?=[^\s*_~])|(?<=[^\s*_~])[*_~]{1,3}(?![\w*_~])")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _SQUASH = re.compile(r"[^\w]+|_")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -304,7 +305,9 @@ def _entity_key(kind: str, text: str) -> str:
 
 
 def _parts(text: str) -> tuple[str, ...]:
-    return tuple(canonical(stem(p.lower())) for p in _SPLIT_PARTS.findall(text) if len(p) > 1)
+    return tuple(
+        canonical(stem(p.lower())) for p in _SPLIT_PARTS.findall(text) if len(p) > 1 or p.isdigit()
+    )
 
 
 def analyse(text: str) -> Profile:
@@ -320,6 +323,7 @@ def _is_start(text: str, pos: int) -> bool:
 @lru_cache(maxsize=8192)
 def _analyse(text: str) -> Profile:
     text = text.replace("’", "'").replace("\u00a0", " ")
+    text = _EMPHASIS.sub("", text)  # _Never_ and **never** say never
     if re.search(r"(?:^|[\s:;])1[.)]\s", text) and re.search(r"[\s:;]2[.)]\s", text):
         text = _LIST_MARKER.sub(" ", text)  # "1. bump 2. tag": list numbers are no values
     units: list[Unit] = []
@@ -369,7 +373,11 @@ def _analyse(text: str) -> Profile:
                         add_word(p, p)
                     prev_lower = ""
                     continue
-            if key:
+            vm = _VERSIONED.match(key) if kind == "dotted" else None
+            if vm:  # ubuntu-22.04: a named thing and its version (a value)
+                units.append(Unit("ident", vm.group(1), vm.group(1), vm.group(1)))
+                units.append(Unit("version", vm.group(2), vm.group(2), vm.group(2)))
+            elif key:
                 units.append(Unit(kind, key, key, tok))
             prev_lower = ""
             continue

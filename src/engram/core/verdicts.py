@@ -53,9 +53,8 @@ __all__ = [
 ]
 
 POSSIBLE_DUPLICATE_AT = 0.5
-CROSS_TYPE_DUPLICATE_AT = 0.8
+CROSS_TYPE_DUPLICATE_AT = 0.9
 RELATED_AT = 0.2
-COMPARE_AT = 0.15  # below this unit overlap two texts are not aligned at all
 MAX_RELATED = 3
 # A skill or fact that says all a memory says and more updates it; a rule that narrows
 # another ("… on Fridays") is a possible duplicate, not a replacement.
@@ -136,9 +135,8 @@ def overlap(a: Profile, b: Profile) -> float:
 
 
 def _relation(cp: Profile, mp: Profile) -> Relation:
-    score = similarity(cp, mp)
-    if score < COMPARE_AT and cp.normal != mp.normal:
-        return Relation("different", score, False, "other subject")
+    if not (cp.keyset & mp.mentions or mp.keyset & cp.mentions) and cp.normal != mp.normal:
+        return Relation("different", 0.0, False, "other subject")  # nothing in common
     return relate(cp, mp)
 
 
