@@ -49,7 +49,7 @@ STOPWORDS = (
 NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
     mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
-    disabled forbid forbidden forbids disallow disallowed nor none neither
+    disabled forbid forbidden forbids disallow disallowed nor none neither nothing nobody nowhere
     nunca jamás jamas ningún ninguna ne pas jamais aucun aucune sans nicht nie niemals kein
     keine keinen keinem keiner ohne não nao nenhum nenhuma sem""".split()
 )
@@ -162,6 +162,9 @@ _SYNONYM_GROUPS = (
     ("dev", "development"),
     ("deploy", "deployment"),
     ("hash", "sha", "digest"),
+    ("image", "img"),
+    ("alt", "alternative"),
+    ("attribute", "attr"),
     ("pii", "personal"),
     ("log", "logs", "logging"),
     ("day", "daily"),
@@ -280,6 +283,8 @@ def _word_kind(tok: str, sentence_start: bool) -> str:
         return "ident"
     if "_" in bare:
         return "ident"
+    if re.fullmatch(r"[A-Z]{2,}s", bare):
+        return "acronyms"  # PRs, APIs, URLs
     if _CAMEL.search(bare):
         return "name" if bare[0].isupper() else "ident"
     if len(bare) >= 2 and bare.isupper() and bare.isalpha():
@@ -411,6 +416,8 @@ def _analyse(text: str) -> Profile:
             flags.add(lower)
             continue
         wk = _word_kind(tok, _is_start(text, m.start()))
+        if wk == "acronyms":
+            tok, wk = tok.strip("'-")[:-1], "name"
         if wk == "name":
             if lower in STOPWORDS or lower in FILLER_WORDS or lower in MARKER_WORDS:
                 flush()
@@ -679,7 +686,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
 
     # One word swapped in an otherwise identical sentence is another subject
     # ("the orders table …" / "the events table …"), not a rewording.
-    if len(only_c) == 1 and len(only_m) == 1 and cover_m >= 0.5 and cover_c >= 0.5:
+    if len(only_c) == 1 and len(only_m) == 1 and _same_frame(cand, ok_c, mem, ok_m):
         return Relation("different", score, False, _why_different(only_c, only_m))
     if names_c and not _in_order(mem.keys, cand.keys) and cover_c < 0.5:
         return Relation("different", score, False, _why_different(names_c, names_m))
@@ -705,6 +712,13 @@ def _first_only(units: tuple[Unit, ...], ok: list[bool], kinds: frozenset[str]) 
         elif u.kind in kinds:
             return seen
     return seen
+
+
+def _same_frame(a: Profile, ok_a: list[bool], b: Profile, ok_b: list[bool]) -> bool:
+    """Whether the shared units are written the same and in the same order (a template)."""
+    ra = [u.raw for u, o in zip(a.units, ok_a, strict=True) if o]
+    rb = [u.raw for u, o in zip(b.units, ok_b, strict=True) if o]
+    return ra == rb and len(ra) >= 1
 
 
 def _at_end(units: tuple[Unit, ...], ok: list[bool]) -> bool:
