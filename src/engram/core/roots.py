@@ -214,8 +214,8 @@ def resolve_roots(start: Path | None = None) -> Roots:
     if gpath is not None:
         if gpath.exists() and not gpath.is_dir():
             raise UsageError(f"global root {gpath} is a file; it must be a folder")
-        if gpath.is_dir():
-            global_root = Root(gpath, "global")
+        if gpath.is_dir():  # a link the user made is used where it points
+            global_root = Root(gpath.resolve(), "global")
     return Roots(project, workspace, global_root)
 
 
