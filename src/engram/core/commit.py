@@ -42,7 +42,16 @@ from engram.core.candidates import Candidate, parse_candidates
 from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
-from engram.core.roots import ARCHIVE_DIR, MANIFEST_FILE, TYPE_DIRS, WORKING_DIR, Root, Roots
+from engram.core.roots import (
+    ARCHIVE_DIR,
+    CACHE_DIR,
+    MANIFEST_FILE,
+    PENDING_FILE,
+    TYPE_DIRS,
+    WORKING_DIR,
+    Root,
+    Roots,
+)
 
 JOURNAL_FILE = "commit-journal.json"
 JOURNAL_VERSION = 2
@@ -172,7 +181,7 @@ def _root_plan(root: Root, changes: FileChanges) -> dict[str, dict[str, str | No
             except UnicodeEncodeError as exc:
                 raise EngramError(
                     f"{root.scope}:{rel}: the text holds a character that is not valid Unicode "
-                    f"(position {exc.start}); nothing was written",
+                    f"(position {exc.start})",
                     code="input.encoding",
                 ) from exc
         before = _current(root, rel)
@@ -331,18 +340,28 @@ def apply_journaled(
     is undone and the error says so: the files are as before and the token still works.
     """
     by_root = changes if all(isinstance(k, Root) for k in changes) else {home: changes}
-    parts = [
-        {"path": str(r.path), "scope": r.scope, "files": _root_plan(r, c)}
-        for r, c in by_root.items()  # type: ignore[union-attr]
-        if c
-    ]
+    spent = "; the approval token still works" if token else ""
+    try:
+        parts = [
+            {"path": str(r.path), "scope": r.scope, "files": _root_plan(r, c)}
+            for r, c in by_root.items()  # type: ignore[union-attr]
+            if c
+        ]
+    except OSError as exc:
+        raise EngramError(
+            f"the commit cannot be written ({_why(exc)}); nothing was changed{spent}",
+            code="commit.failed",
+        ) from exc
+    except EngramError as exc:
+        exc.message = f"{exc.message}; nothing was changed{spent}"
+        exc.args = (exc.message,)
+        raise
     parts = [p for p in parts if p["files"]]
     if not parts and token is None:
         return
     doc = {"version": JOURNAL_VERSION, "home": str(home.path), "roots": parts,
            "token": {"key": token[0], "expires_at": int(token[1])} if token else None,
            "outcome": outcome}  # fmt: skip
-    spent = "; the approval token still works" if token else ""
     try:
         _write_journal(home, doc)
     except OSError as exc:
@@ -377,11 +396,11 @@ def _read_journal(root: Root) -> dict[str, Any] | None:
         raise ValueError("the journal is not an object")
     if "changes" in doc and "roots" not in doc:  # written by an earlier Engram version
         changes = doc["changes"]
-        if not isinstance(changes, dict):
-            raise ValueError("journal changes are not a mapping")
-        files = _root_plan(
-            root, {str(k): (None if v is None else str(v)) for k, v in changes.items()}
-        )
+        if not isinstance(changes, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in changes.items()
+        ):
+            raise ValueError("journal changes are not a mapping of paths to texts")
+        files = _root_plan(root, changes)
         doc = {"version": JOURNAL_VERSION, "roots": [
             {"path": str(root.path), "scope": root.scope, "files": files}], "token": None}  # fmt: skip
     if doc.get("version") != JOURNAL_VERSION:
@@ -433,10 +452,40 @@ def recover_root(root: Root, allowed: list[Root] | None = None) -> Recovery | No
     return Recovery(root.scope, True, key, outcome, f"{root.scope}: finished an interrupted commit")
 
 
+_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
+_LOCKED_NAMES = {"": (MANIFEST_FILE, PENDING_FILE), CACHE_DIR: (JOURNAL_FILE,)}
+
+
+def _sweep_temps(root: Root) -> None:
+    """Remove temp files that a process killed inside `atomic_write` left behind.
+
+    Only names written under the write lock are swept (memory files, hashes.json,
+    pending-approvals.json, the journal): the caller holds that lock, so their owner
+    is gone.
+    """
+    for sub in ("", CACHE_DIR, *WRITABLE_DIRS):
+        folder = root.path / sub if sub else root.path
+        try:
+            names = [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+        except OSError:
+            continue
+        for name in names:
+            m = _TEMP_RE.match(name)
+            if not m:
+                continue
+            target = m.group("name")
+            if target in _LOCKED_NAMES.get(sub, ()) or (
+                sub in WRITABLE_DIRS and target.endswith(".md")
+            ):
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / name)
+
+
 def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
     """Recover every root of `roots` whose journal exists (the caller holds the locks)."""
     out = []
     for root in roots.all:
+        _sweep_temps(root)
         rec = recover_root(root, held or roots.all)
         if rec is not None:
             out.append(rec)
