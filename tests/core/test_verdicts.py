@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from engram.core.candidates import make_candidate
 from engram.core.memory import Memory
-from engram.core.verdicts import Verdict, find_cycle, judge, profile, sort_existing
+from engram.core.verdicts import Judgement, Verdict, find_cycle, judge, profile, sort_existing
 
 
 def mem(mid: str, mtype: str, text: str, scope: str = "workspace", **kw: object) -> Memory:
@@ -135,3 +139,201 @@ def test_find_cycle() -> None:
     assert find_cycle(edges, "a") == ["a", "b", "c", "a"]
     assert find_cycle(edges, "d") is None
     assert find_cycle({"x": ["x"]}, "x") == ["x", "x"]
+
+
+# ---------------------------------------------------------------- what a memory is about
+
+
+def knowledge(*texts: str) -> list[Memory]:
+    return sort_existing([mem(f"fact-{i}", "knowledge", t) for i, t in enumerate(texts, 1)])
+
+
+def judged(text: str, existing: list[Memory], mtype: str = "knowledge") -> Judgement:
+    return judge(make_candidate(type=mtype, text=text), existing)
+
+
+NAMES = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split()
+
+
+def test_facts_on_one_template_that_name_other_things_are_all_added() -> None:
+    existing: list[Memory] = []
+    for n, name in enumerate(NAMES * 2, start=1):
+        text = f"Service svc-{n} named {name} exposes port {8000 + n} for internal traffic."
+        j = judged(text, existing)
+        assert j.verdict.kind == "ADD", (text, j.verdict.line(), j.reason)
+        assert not j.possible_duplicate and not j.certain
+        if existing:
+            assert j.related and j.related[0]["hint"].startswith("related: names svc-")
+        existing = sort_existing([*existing, mem(f"svc-{n}", "knowledge", text)])
+    assert len(existing) == 26
+
+
+def test_what_differs_in_name_is_another_fact() -> None:
+    cases = [
+        ("In staging, DATABASE_URL points to postgres://db.staging.internal:5432/app.",
+         "In production, DATABASE_URL points to postgres://db.prod.internal:5432/app."),
+        ("The EU cluster runs in eu-west-1.", "The US cluster runs in us-east-1."),
+        ("GET /api/v2/orders returns the caller's orders.",
+         "GET /api/v2/invoices returns the caller's invoices."),
+        ("Never commit .env files.", "Never commit .tfvars files."),
+        ("The orders table is partitioned by month.", "The events table is partitioned by month."),
+        ("Run `make lint` before pushing.", "Run `make test` before pushing."),
+        ("The Free plan allows 1,000 API requests per day.",
+         "The Pro plan allows 100,000 API requests per day."),
+        ("Redis for sessions runs on port 6379.", "Redis for the job queue runs on port 6380."),
+        ("The v1 webhook endpoint is POST /hooks/v1/stripe.",
+         "The v2 webhook endpoint is POST /hooks/v2/stripe."),
+    ]  # fmt: skip
+    for old, new in cases:
+        j = judged(new, knowledge(old))
+        assert j.verdict.kind == "ADD", (new, j.verdict.line(), j.reason)
+
+
+def test_the_same_subject_with_a_changed_value_is_an_update() -> None:
+    old = knowledge("The billing service listens on port 8443.", "Docs live in docs/.")
+    j = judged("The billing service now listens on port 9443.", old)
+    assert j.verdict.line() == "UPDATE fact-1"
+    assert j.certain and "8443 → 9443" in j.reason
+    for before, after in [
+        ("The lint job in .github/workflows/ci.yml runs on ubuntu-22.04.",
+         "The lint job in .github/workflows/ci.yml runs on ubuntu-24.04."),
+        ("Require two approving reviews before merging to main.",
+         "Require three approving reviews before merging to main."),
+        ("The APAC cluster runs in ap-southeast-1.", "The APAC cluster moved to ap-southeast-2."),
+        ("The ESLint config lives in frontend/.eslintrc.cjs.",
+         "The ESLint config moved to frontend/eslint.config.js."),
+        ("Le service de facturation écoute sur le port 8443.",
+         "Le service de facturation écoute désormais sur le port 9443."),
+    ]:  # fmt: skip
+        j = judged(after, knowledge(before))
+        assert j.verdict.line() == "UPDATE fact-1", (after, j.verdict.line())
+
+
+def test_an_update_is_certain_only_when_one_value_changed_and_nothing_else() -> None:
+    old = knowledge("The ingest-worker Deployment runs 3 replicas.")
+    j = judged("ingest-worker is now scaled to 6 replicas.", old)
+    assert j.verdict.line() == "UPDATE fact-1" and not j.certain
+    j = judged("The ingest-worker Deployment runs 5 replicas.", old)
+    assert j.verdict.line() == "UPDATE fact-1" and j.certain
+    assert judged("Service svc-2 exposes port 8002.", knowledge("Service svc-1 exposes port 8001.")
+                  ).verdict.kind == "ADD"  # fmt: skip
+    # A series moves along only when the text says so, at its end.
+    j = judged(
+        "Service svc-2 now exposes port 8001.", knowledge("Service svc-1 exposes port 8001.")
+    )
+    assert j.verdict.kind == "ADD"
+
+
+def test_a_reversed_rule_is_a_supersede_and_certain_only_when_the_words_are_the_same() -> None:
+    rules = sort_existing([mem("squash", "rule", "Always squash merge pull requests.")])
+    j = judged("Never squash merge pull requests.", rules, "rule")
+    assert j.verdict.line() == "SUPERSEDE squash" and j.certain
+    j = judged("Stop squash-merging; merge pull requests with a merge commit.", rules, "rule")
+    assert j.verdict.line() == "SUPERSEDE squash" and not j.certain
+    poetry = sort_existing([mem("poetry", "rule", "Use Poetry to manage Python dependencies.")])
+    assert judged("Use uv instead of Poetry for Python dependencies.", poetry, "rule"
+                  ).verdict.line() == "SUPERSEDE poetry"  # fmt: skip
+    # "rather than" about something the memory does not say is no reversal of it.
+    pin = sort_existing([mem("pin", "rule", "Pin GitHub Actions to a full commit SHA.")])
+    j = judged("Pin GitHub Actions to a full commit hash rather than a tag.", pin, "rule")
+    assert j.verdict.kind == "ADD"
+    # German and Japanese reversals.
+    de = sort_existing(
+        [mem("de", "rule", "Verwende immer Rebase, um Feature-Branches zu aktualisieren.")]
+    )
+    assert (
+        judged("Verwende nie Rebase für Feature-Branches.", de, "rule").verdict.kind == "SUPERSEDE"
+    )
+    ja = sort_existing([mem("ja", "rule", "コミットメッセージは日本語で書く。")])
+    assert (
+        judged("コミットメッセージは日本語ではなく英語で書く。", ja, "rule").verdict.kind
+        == "SUPERSEDE"
+    )
+
+
+def test_a_rewording_is_a_possible_duplicate_and_never_replaces() -> None:
+    rules = sort_existing(
+        [
+            mem(
+                "pytest-before-pr",
+                "rule",
+                "Run the full pytest suite before opening a pull request.",
+            )
+        ]
+    )
+    j = judged("Run the whole pytest suite before you open a PR.", rules, "rule")
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "pytest-before-pr"
+    assert not j.certain
+    facts = knowledge("The billing service listens on port 8443.")
+    j = judged("Port 8443 is where the billing service accepts connections.", facts)
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "fact-1"
+    # Emphasis and list numbering are formatting, not words or values.
+    steps = sort_existing(
+        [mem("rel", "skill", "To cut a release: bump the version; tag; push the tag.")]
+    )
+    j = judged("To cut a release:\n1. bump the version\n2. tag\n3. push the tag", steps, "skill")
+    assert j.verdict.line() == "NOOP duplicate of rel" and j.certain
+    malloc = sort_existing([mem("malloc", "rule", "Never call malloc after boot in firmware.")])
+    assert (
+        judged("_Never_ call `malloc` after boot in firmware.", malloc, "rule").verdict.kind
+        == "NOOP"
+    )
+
+
+def test_odd_text_gets_a_verdict_and_never_a_replacement() -> None:
+    facts = knowledge("The billing service listens on port 8443.", "日本語のテキスト。")
+    for text in ["!!!", "a" * 2000, "`" * 500, "-- -- --", "8443", "😀 " * 100, "/" * 300]:
+        j = judged(text, facts)
+        assert j.verdict.kind in ("ADD", "NOOP"), text
+        assert not (j.verdict.kind == "NOOP" and j.verdict.target == "fact-1")
+
+
+# ---------------------------------------------------------------- end to end, installed engram
+
+ENGRAM = Path(sys.executable).with_name("engram")
+
+
+def _engram(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ENGRAM), "-C", str(project), *args], capture_output=True,
+                          text=True, env=dict(os.environ), stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+
+
+def test_saving_26_similar_facts_one_after_another_keeps_all_and_an_update_keeps_the_old(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _engram(project, "init").returncode == 0
+    names = [*NAMES, *(n + "-two" for n in NAMES)]
+    for n, name in enumerate(names, start=1):
+        text = f"Service svc-{n} named {name} exposes port {8000 + n:d} for internal traffic."
+        p = _engram(project, "save", "knowledge", text, "--force")
+        assert p.returncode == 0, p.stderr
+        assert "ADD" in p.stdout and "Deferred" not in p.stdout, p.stdout
+    root = project / ".agents" / ".engram"
+    files = sorted((root / "knowledge").glob("*.md"))
+    assert len(files) == 26
+    bodies = {f.name: f.read_text(encoding="utf-8") for f in files}
+    for n in range(1, 27):
+        assert sum(f"svc-{n} named" in b for b in bodies.values()) == 1, n
+
+    # A real update of one fact: the new value is written, the old one kept, nothing else touched.
+    p = _engram(project, "save", "knowledge",
+                "Service svc-7 named eta now exposes port 9007 for internal traffic.", "--force")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "UPDATE" in p.stdout and "8007" in p.stdout and "9007" in p.stdout
+    after = {f.name: f.read_text(encoding="utf-8") for f in (root / "knowledge").glob("*.md")}
+    assert set(after) == set(bodies)
+    changed = [name for name in after if after[name] != bodies[name]]
+    assert len(changed) == 1 and "port 9007" in after[changed[0]]
+    assert "port 8007" not in after[changed[0]]
+    kept = [p.read_text(encoding="utf-8") for p in root.rglob("*.md") if "port 8007" in
+            p.read_text(encoding="utf-8")]  # fmt: skip
+    assert kept, "the earlier revision (port 8007) is recoverable"
+
+    # A rewording is not written by a forced save: it waits for a person.
+    p = _engram(project, "save", "knowledge",
+                "svc-12, called mu, serves internal traffic on port 8012.", "--force")  # fmt: skip
+    assert p.returncode == 0 and "possible duplicate of service-svc-12" in p.stdout, p.stdout
+    assert len(list((root / "knowledge").glob("*.md"))) == 26
+    assert _engram(project, "verify").returncode == 0
