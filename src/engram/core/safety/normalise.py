@@ -1,0 +1,105 @@
+"""Text as a reader sees it: the forms injection checks match against.
+
+An instruction can be disguised so that it reads the same to a person or a model but
+not to a pattern: HTML entities (`&#105;gnore`), compatibility forms (full-width or
+mathematical letters), invisible characters between letters, look-alike letters from
+other scripts (Cyrillic `о` for Latin `o`), accents, letters spaced or dotted apart.
+`folded()` undoes all of that except the look-alikes; `skeleton()` also maps
+look-alike letters to Latin, so one Latin pattern catches every disguise.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import lru_cache
+
+# Letters of Cyrillic, Greek, Armenian and Cherokee (and a few Latin extensions) that
+# render like a Latin letter, after NFKD and case folding. Derived from the Unicode
+# confusables data (UTS #39) for the scripts that are mixed into Latin text in practice.
+_LOOKALIKES = {
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "ё": "e", "є": "e", "г": "r", "һ": "h", "і": "i",
+    "ї": "i", "ј": "j", "к": "k", "л": "n", "м": "m", "н": "h", "о": "o", "п": "n",
+    "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "ԁ": "d", "ԛ": "q",
+    "ԝ": "w", "ӏ": "l", "ɡ": "g", "ь": "b", "ү": "y", "ҳ": "x", "ӧ": "o", "ѵ": "v",
+    "ʏ": "y", "ɢ": "g", "ɪ": "i", "ʟ": "l", "ɴ": "n", "ʀ": "r", "ᴅ": "d", "ᴇ": "e",
+    # Greek
+    "α": "a", "β": "b", "γ": "y", "δ": "d", "ε": "e", "η": "n", "ι": "i", "κ": "k",
+    "ν": "v", "ο": "o", "ρ": "p", "σ": "o", "τ": "t", "υ": "u", "χ": "x", "ω": "w",
+    "ϲ": "c", "ϳ": "j", "ς": "c", "μ": "u", "ϱ": "p", "ϵ": "e",
+    # Armenian, Cherokee (lower-cased forms), Latin small capitals and dotless i
+    "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ı": "i", "ȷ": "j", "ꮃ": "w",
+    "ꭺ": "a", "ꮯ": "c", "ꭼ": "e", "ꮋ": "h", "ꮖ": "i", "ꮪ": "s", "ꮲ": "p",
+}  # fmt: skip
+_LOOKALIKE_TABLE = str.maketrans(_LOOKALIKES)
+
+# Characters that take no room although they are letters or symbols (fillers, blanks).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Co", "Cs", "Cn", "Zl", "Zp"})
+# Combining marks that decorate Latin, Greek or Cyrillic letters (accents, "zalgo"),
+# variation selectors and the grapheme joiner; kana voicing marks and other scripts'
+# vowel signs are kept, since they change the letter.
+_DROPPED_MARKS = re.compile(
+    "(?<=[\u0000-\u03ff])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+|"
+    "[\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
+
+# Runs of at least three single letters split by one separator: "i g n o r e", "i.g.n.o.r.e".
+_SPACED = re.compile(r"(?<![^\W_])[^\W\d_]([ .\-_*·•/|])(?:[^\W\d_]\1)+[^\W\d_](?![^\W_])")
+_SEPARATORS = re.compile(r"[ .\-_*·•/|]")
+_TAGS_BLOCK = (0xE0000, 0xE007F)
+
+
+def is_invisible(ch: str) -> bool:
+    """Whether `ch` is drawn as nothing: format/control/private-use characters, fillers."""
+    if ch in "\n\t ":
+        return False
+    return ch in _BLANK_LETTERS or unicodedata.category(ch) in _INVISIBLE_CATEGORIES
+
+
+def tag_text(text: str) -> str:
+    """ASCII smuggled in Unicode tag characters (U+E0020…U+E007E), decoded."""
+    lo, hi = _TAGS_BLOCK
+    return "".join(chr(ord(c) - lo) for c in text if lo + 0x20 <= ord(c) < hi)
+
+
+def _unescape(text: str) -> str:
+    """HTML entities decoded, twice at most (`&amp;#105;` is an `i` encoded twice)."""
+    for _ in range(2):
+        if "&" not in text:
+            break
+        text = html.unescape(text)
+    return text
+
+
+def _join_spaced(text: str) -> str:
+    def join(m: re.Match[str]) -> str:
+        return _SEPARATORS.sub("", m.group(0))
+
+    return _SPACED.sub(join, text)
+
+
+@lru_cache(maxsize=512)
+def folded(text: str) -> str:
+    """Entities decoded, NFKC, case folded, accents and invisible characters removed,
+    spaced-out letters joined, whitespace collapsed."""
+    text = _unescape(text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not is_invisible(c))
+    text = _DROPPED_MARKS.sub("", text)
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _join_spaced(text)
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=512)
+def skeleton(text: str) -> str:
+    """`folded(text)` with look-alike letters of other scripts mapped to Latin."""
+    return folded(text).translate(_LOOKALIKE_TABLE)
+
+
+def visible_form(text: str) -> str:
+    """Entities decoded and NFKC applied, case and accents kept (markup checks)."""
+    return unicodedata.normalize("NFKC", _unescape(text))

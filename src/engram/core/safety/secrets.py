@@ -1,0 +1,723 @@
+"""Secret and personal-data detection: where in a text a secret is, and what kind.
+
+detect-secrets' maintained regex plugins are the core (imported lazily and only when
+a text holds a token long enough for one of them to match: the import is slow). Around
+them, families of rules cover what a scanner of source files does not see in prose and
+config snippets: a keyword assignment in any syntax (`:=`, YAML, TOML, INI, HCL, shell,
+CLI flags, SQL `IDENTIFIED BY`, HTTP headers), password sentences in several languages,
+credentials in URLs and their query strings, secrets wrapped in base64 or split into
+concatenated strings, high-entropy tokens, and personal data checked by structure
+(IBAN mod-97, Luhn card numbers, international phone numbers, SSNs, e-mail).
+
+Every span covers the secret value only, never the key or the sentence around it, and
+every family rejects what merely looks like a secret: hashes, digests, UUIDs, versions,
+placeholders, variable references, and words ("password: required").
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+
+Span = tuple[int, int, str]
+
+# ---------------------------------------------------------------- values
+
+_KNOWN_WORDS = frozenset(
+    """required optional hidden masked redacted secret password passwd token key none null nil
+    undefined true false yes no on off empty string str int bool bytes any secretstr text
+    changeme change_me example sample dummy placeholder default unset auto prompt stdin ask
+    vault file env environment sops sealed encrypted enabled disabled value values set unknown
+    needed mandatory missing invalid expired rotated same blank test tests testing xxx todo
+    tbd n/a na see below above here there this that it is the a an your my our their""".split()
+)
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:<[^>]*>?|\$\{?[\w.:-]*\}?|%[\w.]+%?|\{\{.*\}\}|\{[\w.-]*\}|\(\w+\)|\*+|x{3,}|\.{2,}|…|_+|-+|#+|\?+|"
+    r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
+    r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
+    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*)$"
+)
+_REFERENCE = re.compile(
+    r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
+    r"config\.|settings\.|self\.|this\.|cfg\.|conf\.|options\.|opts\.|args\.|params\.|request\.|req\.|"
+    r"secrets\.|vars\.|context\.|ctx\.|system\.getenv|keyring|getpass|input\(|read|prompt\()"
+)
+_DOTTED_IDENT = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$")
+_TRAIL = ".,;:)]}>"
+
+
+def _classes(value: str) -> int:
+    return sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+
+
+def _shannon(value: str) -> float:
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def _is_placeholder(value: str) -> bool:
+    v = value.strip().strip("\"'`")
+    return (
+        not v
+        or v.lower() in _KNOWN_WORDS
+        or bool(_PLACEHOLDER.match(v))
+        or len(set(v.lower())) <= 2
+        or v.startswith("[REDACTED")
+    )
+
+
+def _looks_like_word(value: str) -> bool:
+    """A plain word or hyphenated words: prose, not a secret."""
+    return bool(re.fullmatch(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]?[a-z]+)*", value))
+
+
+def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> bool:
+    """Whether `value`, written after a secret's key, is the secret itself.
+
+    `loose` is a prose separator (`:`, "is") where a word is more likely than a secret;
+    `strong` is a key that names a password, token or secret (not a bare `key`).
+    """
+    if _is_placeholder(value) or len(value) < 4:
+        return False
+    if not quoted and (
+        _REFERENCE.match(value) or _DOTTED_IDENT.match(value) or "(" in value or "[" in value
+    ):
+        return False
+    if re.fullmatch(r"\d{1,3}(?:\.\d+)?", value):  # a count or a length
+        return False
+    if not strong:
+        return len(value) >= 12 and _classes(value) >= 2 and not _looks_like_word(value)
+    if loose and not quoted:
+        if _looks_like_word(value):
+            return False
+        return _classes(value) >= 2 or len(value) >= 16
+    if not quoted and re.fullmatch(r"[A-Za-z_]\w*", value) and ("_" in value or value.isupper()):
+        return False  # an identifier: `password = db_password`, `token: GITHUB_TOKEN`
+    return not (loose and _looks_like_word(value))
+
+
+# ---------------------------------------------------------------- keys
+
+_SPLIT_KEY = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_STRONG_PARTS = frozenset(
+    """password passwd pwd passphrase passcode secret secrets token tokens apikey credential
+    credentials creds authtoken accesstoken refreshtoken privatekey clientsecret passwort
+    kennwort contrasena senha motdepasse""".split()
+)
+_KEY_QUALIFIERS = frozenset(
+    """api access secret private signing encryption master client app license auth account
+    service subscription shared session admin deploy ssh gpg pgp storage bot consumer partner
+    webhook encryption jwt hmac cookie aes rsa""".split()
+)
+_NON_SECRET_TAIL = frozenset(
+    """name names path file files length len policy policies type types field fields header
+    headers env var vars ref refs arn manager store provider url uri endpoint min max rotation
+    expiry expires expiration ttl timeout count hint prompt label mode format pattern regex
+    required enabled method schema dir location source version kind class size strength
+    lifetime age days generator placeholder reset change question id ids prefix suffix
+    length rules rule help description title id_ template helper validator validation
+    count limit limits scope scopes usage flow grant audience issuer algorithm alg""".split()
+)
+
+
+def key_strength(key: str) -> int:
+    """2 for a key naming a password/token/secret, 1 for a weak one (`key`, `sig`), else 0."""
+    raw = key.strip("\"'`$@-_:").replace("$env:", "")
+    parts = [p.lower() for p in _SPLIT_KEY.findall(raw)]
+    if not parts:
+        return 0
+    if parts[-1] in _NON_SECRET_TAIL or (len(parts) > 1 and parts[-1] in ("hash", "digest")):
+        return 0
+    joined = "".join(parts)
+    for i, p in enumerate(parts):
+        two = p + (parts[i + 1] if i + 1 < len(parts) else "")
+        if p in _STRONG_PARTS or two in _STRONG_PARTS or p in ("pass",):
+            return 2
+        if p == "key" and i > 0 and parts[i - 1] in _KEY_QUALIFIERS:
+            return 2
+        if p == "auth" and (len(parts) == 1 or i == len(parts) - 1):
+            return 1 if len(parts) == 1 else 2
+    if joined in (
+        "key",
+        "sig",
+        "signature",
+        "session",
+        "sessionid",
+        "sid",
+        "cookie",
+        "dsn",
+        "code",
+    ):
+        return 1
+    if parts[-1] in ("key", "signature", "sig") and len(parts) <= 3:
+        return 1
+    return 0
+
+
+_KEY_STEM = (
+    r"(?:pass|pwd|secret|token|key|auth|cred|sig|cookie|session|kennwort|contrase|senha|dsn)"
+)
+# key, optional closing quote, operator, value (quoted or bare)
+_ASSIGN = re.compile(
+    r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|[A-Za-z_@][\w.@-]*)"
+    r"(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>:=|=>|===?|\+=|=|:(?!//)|->)[ \t]*"
+    r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200})",
+)
+_XML = re.compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
+_ENV_DIRECTIVE = re.compile(r"\b(?:ENV|ARG)\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>[^\s=]\S*)")
+_FLAG_SPACE = re.compile(
+    r"(?<![\w-])(?P<key>--?[A-Za-z][\w-]*)\s+(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`;|&<>-][^\s\"'`;|&<>]{0,199})"
+)
+_MYSQL_P = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?|mysqlsh|mysqlimport|mysqlcheck)\b[^\n|;&]*?"
+    r"\s-p(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)"
+)
+_CLI_SHORT = re.compile(
+    r"\b(?:sshpass|redis-cli|docker\s+login|podman\s+login|helm\s+registry\s+login|htpasswd\s+-b\w*\s+\S+|"
+    r"smbclient|openssl\s+\w+[^\n]*?-(?:pass|passin|passout|k))\b[^\n|;&]*?\s-(?:p|a|k)\s+"
+    r"(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"
+)
+_USER_PASS_FLAG = re.compile(
+    r"(?<![\w-])(?:-u|--user|-U|--username)\s+[\"']?[^\s:\"'%]+[:%](?P<val>[^\s\"'@]+)"
+)
+_SQL = re.compile(
+    r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(?P<q>['\"]?)(?P<val>[^'\"\s;]+)(?P=q)|"
+    r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s+(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)"
+)
+_AUTH_HEADER = re.compile(
+    r"(?i)\b(?:bearer|token|basic|digest|apikey|api-key|sso-key)\s+(?P<val>[A-Za-z0-9._~+/=:-]{8,})"
+)
+_PASSWORD_WORD = (
+    r"passwords?|passphrase|passcode|pass\s*word|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
+    r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
+    r"heslo|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
+    r"chave\s+(?:de\s+api|secreta)|geheimer\s+schlüssel"
+)
+_SENTENCE = re.compile(
+    rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,5}}?\s*"
+    r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
+    r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
+    r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
+    r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
+)
+_SENTENCE_SET = re.compile(
+    rf"(?i)\b(?:set|change|reset|update|use|with|using|login\s+with|log\s+in\s+with|con|com|avec|mit|usa|use\s+a)\s+"
+    rf"(?:the\s+|la\s+|a\s+|o\s+|le\s+|das\s+|dem\s+|el\s+)?(?:\w+\s+)?(?:{_PASSWORD_WORD})\s+(?:to\s+|=\s*|:\s*)?"
+    r"(?P<q>[\"'`«“„‘]?)(?P<val>[^\s\"'`»”“‘’]{4,100})"
+)
+_CJK_SENTENCE = re.compile(
+    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
+    r"[^\s!-~]{0,6}?(?:は|が|：|:|是|为|為|=|는|은|:)\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
+)
+
+# ---------------------------------------------------------------- URLs
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.I)
+_USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@", re.I)
+_QUERY_PARAM = re.compile(r"[?&;#](?P<key>[\w.\-\[\]]+)=(?P<val>[^&#\s\"'<>)]+)")
+_QUERY_STRONG = frozenset(
+    """sig signature x-amz-signature x-amz-security-token x-amz-credential x-goog-signature
+    x-goog-credential access_token accesstoken auth auth_token authtoken apikey api_key api-key
+    key client_secret password pass pwd passwd token secret session sessionid sid jwt code
+    private_token privatetoken refresh_token id_token sharedaccesssignature sas""".split()
+)
+
+# ---------------------------------------------------------------- known formats
+
+_KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+            re.DOTALL,
+        ),
+    ),
+    ("private-key", re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC:\s*\S+|$)", re.DOTALL)),
+    ("private-key", re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
+    (
+        "aws-access-key",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ),
+    (
+        "aws-secret-key",
+        re.compile(
+            r"(?i:aws.{0,20}?(?:secret|sk).{0,20}?)\W{0,4}(?P<val>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+    ),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("google-oauth", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,}")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
+    (
+        "gitlab-token",
+        re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    ),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
+    (
+        "webhook-url",
+        re.compile(
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>[A-Za-z0-9/_-]{20,})"
+        ),
+    ),
+    (
+        "webhook-url",
+        re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<val>\d+/[A-Za-z0-9_-]{20,})"),
+    ),
+    ("webhook-url", re.compile(r"outlook\.office\.com/webhook/(?P<val>[A-Za-z0-9@/_-]{20,})")),
+    (
+        "api-key",
+        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}"),
+    ),
+    ("api-key", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    ("api-key", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_-]{50,}")),
+    (
+        "api-key",
+        re.compile(r"\bhf_[A-Za-z0-9]{30,}|\bdop_v1_[a-f0-9]{64}|\bdo[or]_v1_[a-f0-9]{64}"),
+    ),
+    ("api-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
+    ("api-key", re.compile(r"\bkey-[0-9a-f]{32}\b|\b[0-9a-f]{32}-us\d{1,2}\b")),
+    (
+        "api-key",
+        re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    ),
+    (
+        "api-key",
+        re.compile(r"\bdapi[a-f0-9]{32}\b|\blin_api_[A-Za-z0-9]{40}\b|\bsecret_[A-Za-z0-9]{43}\b"),
+    ),
+    (
+        "api-key",
+        re.compile(
+            r"\b(?:hvs|hvb|hvr)\.[A-Za-z0-9_-]{24,}|\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
+        ),
+    ),
+    (
+        "api-key",
+        re.compile(
+            r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bNRAK-[A-Z0-9]{27}\b"
+        ),
+    ),
+    (
+        "api-key",
+        re.compile(
+            r"\b(?:AC|SK)[0-9a-f]{32}\b|\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|\bEAAA[A-Za-z0-9_-]{60,}"
+        ),
+    ),
+    (
+        "api-key",
+        re.compile(r"\b(?:xkeysib|xsmtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b|\bAKC[a-zA-Z0-9]{10,}"),
+    ),
+    ("api-key", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b")),  # Telegram bot
+    (
+        "api-key",
+        re.compile(r"\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
+    ),  # Discord bot
+    (
+        "api-key",
+        re.compile(
+            r"\bAccountKey=(?P<val>[A-Za-z0-9+/=]{40,})|\bSharedAccessKey=(?P<val2>[A-Za-z0-9+/=]{20,})"
+        ),
+    ),
+    ("api-key", re.compile(r"\b(?:LTAI|AKLT|AKID)[A-Za-z0-9]{12,}\b")),
+)
+
+# ---------------------------------------------------------------- personal data
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b(?![:/])"
+)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \t-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+    "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18,
+    "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24,
+    "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
+    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+_CARD = re.compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d.,-]?\d)")
+# Numbers that payment providers publish for testing; they charge nothing.
+_TEST_CARDS = frozenset(
+    """4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210
+    5105105105105100 378282246310005 371449635398431 6011111111111117 6011000990139424
+    3056930009020004 36227206271667 3566002020360505 6200000000000005 4111111111111111
+    4012888888881881 4222222222222 5431111111111111 30569309025904 38520000023237
+    6011601160116611 5019717010103742 4000000000000002 4000000000009995 4000002500003155
+    4000000000003220 4000000000000077 4000000000000093 4000000000000341 3530111333300000
+    4917610000000000 4462030000000000 4484070000000000 4988438843884305 5500000000000004
+    4035501000000008 4360000001000005 6771798021000008 2222400070000005""".split()
+)
+_PHONE_INTL = re.compile(
+    r"(?<![\w+/.=#-])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}(?![\w.]?\d)"
+)
+_PHONE_00 = re.compile(r"(?<![\w/.=#-])00[1-9]\d{0,2}(?:[ .-]\d{1,5}){2,6}(?![\w.]?\d)")
+_PHONE_NANP = re.compile(
+    r"(?<![\w/.=#-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?!\d)|(?<![\w/.=#:-])\d{3}[-.]\d{3}[-.]\d{4}(?![\w.-]?\d)"
+)
+_PHONE_CONTEXT = re.compile(
+    r"(?i)\b(?:phone|tel|telephone|mobile|cell|fax|call|sms|whatsapp|signal|hotline|pager|"
+    r"tel[eé]fono|telefone|celular|m[oó]vil|t[eé]l[eé]phone|portable|telefon|handy|"
+    r"telefono|cellulare|numer[oa]|number|número|nummer|num[eé]ro)\b|電話|电话|携帯|手机|手機"
+)
+_PHONE_NATIONAL = re.compile(r"(?<![\w/.=#:-])\(?0?\d{2,5}\)?(?:[ .-]?\d{2,5}){1,4}(?![\w.-]?\d)")
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def iban_ok(candidate: str) -> bool:
+    """Whether a string is an IBAN: known country length and the ISO 13616 mod-97 check."""
+    s = re.sub(r"[\s-]", "", candidate).upper()
+    if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", s):
+        return False
+    if _IBAN_LENGTHS.get(s[:2], 0) != len(s):
+        return False
+    rearranged = s[4:] + s[:4]
+    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+def _pii_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _EMAIL.finditer(text):
+        out.append((m.start(), m.end(), "email"))
+    for m in _IBAN.finditer(text):
+        s = m.group(0)
+        # the match may run into a following word: shrink until it checks
+        for end in range(len(s), 14, -1):
+            if iban_ok(s[:end]):
+                out.append((m.start(), m.start() + len(s[:end].rstrip(" -")), "iban"))
+                break
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits) and digits not in _TEST_CARDS:
+            if len(set(digits)) > 2:
+                out.append((m.start(), m.end(), "card-number"))
+    for rx in (_PHONE_INTL, _PHONE_00, _PHONE_NANP):
+        for m in rx.finditer(text):
+            digits = re.sub(r"\D", "", m.group(0))
+            if 8 <= len(digits) <= 15:
+                out.append((m.start(), m.end(), "phone"))
+    if _PHONE_CONTEXT.search(text):
+        for m in _PHONE_NATIONAL.finditer(text):
+            digits = re.sub(r"\D", "", m.group(0))
+            before = text[max(0, m.start() - 40) : m.start()]
+            if (
+                9 <= len(digits) <= 12
+                and _PHONE_CONTEXT.search(before)
+                and not re.fullmatch(r"(?:19|20)\d\d[-./]\d\d[-./]\d\d", m.group(0))
+            ):
+                out.append((m.start(), m.end(), "phone"))
+    for m in _SSN.finditer(text):
+        out.append((m.start(), m.end(), "ssn"))
+    return out
+
+
+# ---------------------------------------------------------------- families
+
+
+def _value_span(m: re.Match[str], group: str = "val") -> tuple[int, int, str, bool]:
+    """(start, end, value, quoted) of a value group, quotes and trailing punctuation off."""
+    s, e = m.span(group)
+    v = m.group(group)
+    quoted = len(v) >= 2 and v[0] in "\"'`" and v[-1] == v[0]
+    if quoted:
+        return s + 1, e - 1, v[1:-1], True
+    stripped = v.rstrip(_TRAIL)
+    if stripped.endswith(("!", "?")) and not re.search(r"[\d!?]", stripped[:-1]):
+        stripped = stripped.rstrip("!?")
+    return s, s + len(stripped), stripped, False
+
+
+def _assignment_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for rx in (_MYSQL_P, _CLI_SHORT, _USER_PASS_FLAG):
+        for m in rx.finditer(text):
+            s, e, value, quoted = _value_span(m)
+            if not _is_placeholder(value) and len(value) >= 3:
+                out.append((s, e, "password"))
+    for m in _SQL.finditer(text):
+        g = "val" if m.group("val") else "val2"
+        s, e, value, quoted = _value_span(m, g)
+        if not _is_placeholder(value) and len(value) >= 3:
+            out.append((s, e, "password"))
+    if not re.search(_KEY_STEM, text, re.I):
+        return out
+    for m in _ASSIGN.finditer(text):
+        key = m.group("key")
+        strength = key_strength(key)
+        if not strength:
+            continue
+        s, e, value, quoted = _value_span(m)
+        op = m.group("op")
+        loose = op == ":" and not m.group("kq") and not key.startswith("-")
+        if op == "->":
+            continue
+        if plausible_value(value, quoted=quoted, loose=loose, strong=strength == 2):
+            out.append((s, e, "secret-assignment"))
+    for rx in (_XML, _ENV_DIRECTIVE):
+        for m in rx.finditer(text):
+            strength = key_strength(m.group("key"))
+            if strength:
+                s, e, value, quoted = _value_span(m)
+                if plausible_value(value, quoted=quoted, loose=False, strong=strength == 2):
+                    out.append((s, e, "secret-assignment"))
+    for m in _FLAG_SPACE.finditer(text):
+        strength = key_strength(m.group("key"))
+        if strength == 2 and "stdin" not in m.group("key").lower():
+            s, e, value, quoted = _value_span(m)
+            if plausible_value(value, quoted=quoted, loose=True, strong=True):
+                out.append((s, e, "secret-assignment"))
+    return out
+
+
+def _sentence_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for rx in (_SENTENCE, _SENTENCE_SET, _CJK_SENTENCE):
+        for m in rx.finditer(text):
+            s, e, value, quoted = _value_span(m)
+            if quoted or m.groupdict().get("q"):
+                quoted = True
+                value = value.rstrip("\"'`»”“‘’")
+                e = s + len(value)
+            if rx is _CJK_SENTENCE:
+                ok = plausible_value(value, quoted=True, loose=False, strong=True) and (
+                    _classes(value) >= 2 or len(value) >= 8
+                )
+            else:
+                ok = plausible_value(value, quoted=False, loose=True, strong=True) and (
+                    _classes(value) >= 2 and not re.fullmatch(r"[A-Z][a-z]+", value)
+                )
+            if ok:
+                out.append((s, e, "password"))
+    return out
+
+
+def _auth_header_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _AUTH_HEADER.finditer(text):
+        s, e, value, _ = _value_span(m)
+        before = text[max(0, m.start() - 1) : m.start()]
+        if before.isalnum():
+            continue
+        if _is_placeholder(value) or _looks_like_word(value) or _classes(value) < 2:
+            continue
+        if len(value) >= 12 or re.search(r"\d", value):
+            out.append((s, e, "bearer-token"))
+    return out
+
+
+def _url_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    if "://" not in text and "?" not in text and "&" not in text:
+        return out
+    for m in _URL.finditer(text):
+        url = m.group(0)
+        u = _USERINFO.match(url)
+        if u:
+            pw, user = u.group("pw"), u.group("user")
+            if pw and not _is_placeholder(pw):
+                out.append(
+                    (m.start() + u.start("pw"), m.start() + u.end("pw"), "connection-string")
+                )
+            elif not pw and user and len(user) >= 16 and _classes(user) >= 2:
+                out.append(
+                    (m.start() + u.start("user"), m.start() + u.end("user"), "connection-string")
+                )
+    for m in _QUERY_PARAM.finditer(text):
+        key = m.group("key").lower()
+        value = m.group("val").rstrip(_TRAIL)
+        if key in _QUERY_STRONG or key_strength(key) == 2:
+            weak = key in ("key", "code", "sid", "session", "auth")
+            if _is_placeholder(value) or len(value) < (10 if weak else 6):
+                continue
+            if weak and _classes(value) < 2:
+                continue
+            s = m.start("val")
+            out.append((s, s + len(value), "url-secret"))
+    return out
+
+
+_B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B64URL_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _decode_b64(token: str) -> str | None:
+    t = token.rstrip("=")
+    for alt in (None, b"-_"):
+        try:
+            raw = base64.b64decode(t + "=" * (-len(t) % 4), altchars=alt, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        try:
+            out = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if out and sum(c.isprintable() or c in "\n\r\t" for c in out) / len(out) > 0.95:
+            return out
+    return None
+
+
+def _wrapped_spans(text: str, depth: int) -> list[Span]:
+    """Base64 that decodes to text holding a secret, and secrets split into quoted pieces."""
+    out: list[Span] = []
+    if depth > 0:
+        return out
+    for rx in (_B64_TOKEN, _B64URL_TOKEN):
+        for m in rx.finditer(text):
+            decoded = _decode_b64(m.group(0))
+            if (
+                decoded
+                and len(decoded) >= 8
+                and (
+                    "PRIVATE KEY" in decoded
+                    or re.search(r"^[^:\s]{1,64}:[^\s]{3,}$", decoded)
+                    and text[max(0, m.start() - 12) : m.start()]
+                    .lower()
+                    .rstrip()
+                    .endswith(("basic", "_auth=", "_auth =", "auth:", 'auth":', "authorization:"))
+                    or secret_spans(decoded, depth=depth + 1)
+                )
+            ):
+                out.append((m.start(), m.end(), "base64-secret"))
+    # "ghp_" + "abc…": pieces of one literal joined by an operator
+    for m in re.finditer(
+        r"([\"'])([^\"'\n]{2,})\1(?:\s*(?:\+|\.\.?|&|\|\||,|\s)\s*([\"'])([^\"'\n]{2,})\3)+", text
+    ):
+        pieces = list(re.finditer(r"([\"'])([^\"'\n]*)\1", m.group(0)))
+        joined = "".join(p.group(2) for p in pieces)
+        if (
+            len(joined) >= 16
+            and _known_format_spans(joined)
+            or _entropy_spans(joined, standalone=False)
+        ):
+            for p in pieces:
+                out.append((m.start() + p.start(2), m.start() + p.end(2), "split-secret"))
+    return out
+
+
+_ENTROPY_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/=_-]{20,}(?![\w+/=-])")
+_HASH_CONTEXT = re.compile(
+    r"(?i)(?:sha\d*|md5|digest|hash|checksum|commit|revision|rev|etag|uuid|guid|nonce|"
+    r"integrity|fingerprint|build|image|tag|run|job|trace|request|correlation|object|blob|"
+    r"tree|ref|id|@)[\s:=@\"'#-]*$"
+)
+_SECRET_CONTEXT = re.compile(
+    r"(?i)\b(?:key|token|secret|password|passwd|credential|auth|bearer|api|private|signature|"
+    r"hmac|salt|access|session|cookie|webhook|dsn|license|seed)\w*\b[^.\n]{0,30}$"
+)
+
+
+def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
+    out: list[Span] = []
+    for m in _ENTROPY_TOKEN.finditer(text):
+        word = m.group(0)
+        core = word.strip("=-_")
+        if len(core) < 20 or re.fullmatch(r"(?:sha\d+|md5)-.*", core, re.I):
+            continue
+        if re.fullmatch(r"[0-9a-fA-F-]+", core):  # hashes, digests, UUIDs, SHA pins
+            continue
+        if re.fullmatch(r"[\d_-]+", core) or not re.search(r"\d", core):
+            continue
+        if re.match(r"\d{4}[-./]\d{2}[-./]\d{2}", core):
+            continue
+        if "/" in core and all(
+            re.fullmatch(r"[A-Za-z._-]*\d{0,4}[A-Za-z._-]*", p) for p in core.split("/")
+        ):
+            continue  # a path
+        before = text[max(0, m.start() - 40) : m.start()]
+        if _HASH_CONTEXT.search(before):
+            continue
+        context = bool(_SECRET_CONTEXT.search(before))
+        ent = _shannon(core)
+        classes = _classes(core)
+        limit = 3.5 if context else 4.3
+        if classes >= 3 or (context and classes >= 2):
+            if ent >= limit and len(core) >= (16 if context else 24):
+                out.append((m.start(), m.end(), "high-entropy-string"))
+    return out
+
+
+# ---------------------------------------------------------------- detect-secrets
+
+# A text can only hold what a detect-secrets plugin matches if it has a long token.
+_DS_GATE = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}|PRIVATE KEY|AccountKey")
+_SKIPPED_PLUGINS = frozenset(
+    {"IPPublicDetector", "KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"}
+)
+
+
+@lru_cache(maxsize=1)
+def _plugins() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+    """(kind, patterns) of detect-secrets' regex plugins, loaded once."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = []
+    for cls in get_mapping_from_secret_type_to_class().values():
+        if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS:
+            kind = re.sub(r"[^a-z0-9]+", "-", cls.secret_type.lower()).strip("-") or "secret"
+            out.append((kind, tuple(cls.denylist)))
+    return tuple(out)
+
+
+def _detect_secrets_spans(text: str) -> list[Span]:
+    if not _DS_GATE.search(text):
+        return []
+    out: list[Span] = []
+    for kind, patterns in _plugins():
+        for rx in patterns:
+            for m in rx.finditer(text):
+                s, e = m.span()
+                for g in range(1, (rx.groups or 0) + 1):
+                    if m.group(g):
+                        s, e = m.span(g)
+                        break
+                value = text[s:e]
+                if e - s < 8 or _is_placeholder(value) or "[REDACTED" in value:
+                    continue
+                if kind.startswith("artifactory") and (e - s < 20 or _classes(value) < 2):
+                    continue
+                out.append((s, e, kind))
+    return out
+
+
+def _known_format_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for kind, rx in _KNOWN_FORMATS:
+        for m in rx.finditer(text):
+            s, e = m.span()
+            for g in ("val", "val2"):
+                if g in rx.groupindex and m.group(g):
+                    s, e = m.span(g)
+            out.append((s, e, kind))
+    return out
+
+
+def secret_spans(text: str, *, depth: int = 0) -> list[Span]:
+    """(start, end, kind) of every secret or personal datum in `text` (may overlap)."""
+    spans = _known_format_spans(text)
+    spans += _detect_secrets_spans(text)
+    spans += _assignment_spans(text)
+    spans += _sentence_spans(text)
+    spans += _auth_header_spans(text)
+    spans += _url_spans(text)
+    spans += _wrapped_spans(text, depth)
+    spans += _entropy_spans(text)
+    spans += _pii_spans(text)
+    return [sp for sp in spans if sp[1] > sp[0]]
