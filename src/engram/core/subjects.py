@@ -238,6 +238,7 @@ class Profile(NamedTuple):
     replaced: frozenset[str]  # keys of what the text says it replaces
     changes: bool  # says a value changed ("now", "moved to", "bumped" …)
     normal: str
+    prefixes: frozenset[str]  # leading parts (≥ 5 letters) of its words, for word families
 
 
 @lru_cache(maxsize=1)
@@ -270,6 +271,7 @@ def canonical(word_stem: str) -> str:
     return _synonyms().get(word_stem, word_stem)
 
 
+@lru_cache(maxsize=65536)
 def squash(text: str) -> str:
     return _SQUASH.sub("", text.lower())
 
@@ -464,6 +466,12 @@ def _analyse(text: str) -> Profile:
         replaced=_replaced(text),
         changes=bool(CHANGE_RE.search(text)),
         normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
+        prefixes=frozenset(
+            u.key[:n]
+            for u in units
+            if u.kind == "word"
+            for n in range(max(_FAMILY_MIN, len(u.key) - _FAMILY_GAP), len(u.key))
+        ),
     )
 
 
@@ -556,10 +564,16 @@ def opposite(a: Profile, b: Profile) -> bool:
     )
 
 
-def _close(a: str, b: str) -> bool:
-    """Two words of one family that the stemmer kept apart (paramet/parameteris)."""
-    short, long_ = sorted((a, b), key=len)
-    return len(short) >= 5 and long_.startswith(short) and len(long_) - len(short) <= 4
+_FAMILY_MIN, _FAMILY_GAP = 5, 4
+
+
+def _family(key: str, other: Profile) -> bool:
+    """Whether `other` has a word of the family of `key` that the stemmer kept apart
+    (paramet/parameteris): one is the other plus at most four letters, the shorter ≥ 5."""
+    if len(key) >= _FAMILY_MIN and key in other.prefixes:
+        return True
+    low = max(_FAMILY_MIN, len(key) - _FAMILY_GAP)
+    return any(key[:n] in other.keyset for n in range(low, len(key)))
 
 
 def _sibling(a: Unit, b: Unit) -> bool:
@@ -699,7 +713,7 @@ def _matched_in(u: Unit, other: Profile) -> bool:
     if matched(u, other):
         return True
     if u.kind == "word":
-        return any(_close(u.key, k) for k in other.keyset)
+        return _family(u.key, other)
     return False
 
 
