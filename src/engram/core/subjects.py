@@ -96,6 +96,12 @@ CHANGE_RE = re.compile(
     r"mittlerweile|neuerdings|agora|atualmente)\b|現在|今は|変更|改为|现在",
     re.IGNORECASE,
 )
+# "One more, not instead": the candidate adds a fact next to the memory.
+ADD_RE = re.compile(
+    r"\b(?:also|too|as\s+well|additionally|in\s+addition|another|besides|además|también|"
+    r"aussi|également|auch|ebenfalls|zusätzlich|também)\b|も同様|也",
+    re.IGNORECASE,
+)
 # Words that carry no subject: change markers and fillers.
 MARKER_WORDS = frozenset(
     """now currently nowadays changed moved switched migrated renamed bumped upgraded
@@ -164,6 +170,7 @@ _SYNONYM_GROUPS = (
     ("hash", "sha", "digest"),
     ("image", "img"),
     ("alt", "alternative"),
+    ("also", "too"),
     ("attribute", "attr"),
     ("pii", "personal"),
     ("log", "logs", "logging"),
@@ -237,6 +244,7 @@ class Profile(NamedTuple):
     flags: frozenset[str]  # antonym words present ("always", "enable" …)
     replaced: frozenset[str]  # keys of what the text says it replaces
     changes: bool  # says a value changed ("now", "moved to", "bumped" …)
+    adds: bool  # says it is one more ("also", "as well", "another" …)
     normal: str
     prefixes: frozenset[str]  # leading parts (≥ 5 letters) of its words, for word families
 
@@ -465,6 +473,7 @@ def _analyse(text: str) -> Profile:
         flags=frozenset(flags),
         replaced=_replaced(text),
         changes=bool(CHANGE_RE.search(text)),
+        adds=bool(ADD_RE.search(text)),
         normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
         prefixes=frozenset(
             u.key[:n]
@@ -639,6 +648,16 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
     if envs or (series and not (cand.changes and at_end)):
         return Relation("different", score, False, _why_different(names_c, names_m))
+    # "Sentry also monitors the Android app": another fact, said so.
+    if cand.adds:
+        kind = "paraphrase" if not (only_c or only_m) else "different"
+        return Relation(kind, score, False, "says it is another one")
+    # One unit swapped in an otherwise identical sentence is another subject ("the orders
+    # table …" / "the events table …", "do not log request bodies" / "log request
+    # headers"), unless it is a value or the candidate says what changed or is replaced.
+    swapped = (
+        len(only_c) == 1 and len(only_m) == 1 and not vals_c and _same_frame(cand, ok_c, mem, ok_m)
+    )
 
     # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
     replaces = bool(cand.replaced) and any(k in mem.keyset or k in mem.mentions
@@ -648,7 +667,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         (not same_polarity or replaces)
         and anchor
         and cover_m >= 0.5
-        and (replaces or not name_conflict)
+        and (replaces or not (name_conflict or swapped))
     ):
         if not same_polarity and vals_c and vals_m:
             return Relation("different", score, False, "other values")
@@ -659,6 +678,8 @@ def relate(cand: Profile, mem: Profile) -> Relation:
                         "says the opposite" if not same_polarity else "says it replaces this")  # fmt: skip
     if not same_polarity:
         return Relation("different", score, False, "other subject")
+    if swapped and not cand.changes:
+        return Relation("different", score, False, _why_different(only_c, only_m))
 
     if names_c and names_m:
         first_c = _first_only(cand.units, ok_c, NAME_KINDS)
@@ -671,6 +692,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     if vals_c and vals_m:
         if (
             (not (words_c and words_m) or cand.changes)
+            and (cand.changes or len(vals_c) == len(vals_m) == 1)  # one value, or said so
             and anchor
             and cover_m >= (0.5 if cand.changes else 0.6)
         ):
@@ -698,10 +720,6 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     ):
         return Relation("extends", score, False, f"adds {_show(only_c)}")
 
-    # One word swapped in an otherwise identical sentence is another subject
-    # ("the orders table …" / "the events table …"), not a rewording.
-    if len(only_c) == 1 and len(only_m) == 1 and _same_frame(cand, ok_c, mem, ok_m):
-        return Relation("different", score, False, _why_different(only_c, only_m))
     if names_c and not _in_order(mem.keys, cand.keys) and cover_c < 0.5:
         return Relation("different", score, False, _why_different(names_c, names_m))
     if anchor and score >= 0.5 and cover_m >= 0.5:

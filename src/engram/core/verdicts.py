@@ -56,8 +56,8 @@ POSSIBLE_DUPLICATE_AT = 0.5
 CROSS_TYPE_DUPLICATE_AT = 0.9
 RELATED_AT = 0.2
 MAX_RELATED = 3
-# A skill or fact that says all a memory says and more updates it; a rule that narrows
-# another ("… on Fridays") is a possible duplicate, not a replacement.
+# A skill that says all a memory says and more (one more step) updates it; a rule or a
+# fact that does ("… on Fridays", "… in staging") may narrow it: a possible duplicate.
 _REPLACING = {
     "update": "UPDATE",
     "extends": "UPDATE",
@@ -176,7 +176,7 @@ def judge(
             for t in ranked
             if t[2].type == cand.type
             and t[0].kind in _REPLACING
-            and (t[0].kind != "extends" or cand.type != "rule")
+            and (t[0].kind != "extends" or cand.type == "skill")
         ]
         if same is not None:
             verdict = Verdict("NOOP", same[2].id, same[2].scope)
