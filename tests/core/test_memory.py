@@ -98,3 +98,85 @@ def test_expiry() -> None:
     assert mem.expired(dt.date(2026, 1, 2))
     assert not mem.expired(dt.date(2026, 1, 1))
     assert not Memory(id="n", type="knowledge").expired()
+
+
+# ---------------------------------------------------------------- hostile front matter
+
+
+def _doc(*fm_lines: str, body: str = "# T\n\nBody.") -> str:
+    return "\n".join(["---", "id: x", "type: rule", *fm_lines, "---", body]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("lines", "what"),
+    [
+        (['a: &a ["lol", "lol"]', "b: [*a, *a]"], "a YAML anchor (&a) on line 4"),
+        (["? [a]", ": *undefined"], "a YAML alias (*undefined) on line 5"),
+        (["meta:", "  <<: {title: x}"], "a YAML merge key (<<) on line 5"),
+        (
+            ["x: !!python/object/apply:os.system [ls]"],
+            "a YAML tag (!!python/object/apply:os.system)",
+        ),
+        (["x: !custom value"], "a YAML tag (!custom)"),
+        (["x: !<tag:example.com,2026:thing> value"], "a YAML tag (tag:example.com,2026:thing)"),
+        (["x: !!str 'quoted'"], "a YAML tag (!!str)"),
+        (["x: !!map {a: 1}"], "a YAML tag (!!map)"),
+    ],
+)
+def test_front_matter_refuses_anchors_aliases_tags_and_merge_keys(
+    lines: list[str], what: str
+) -> None:
+    with pytest.raises(MemoryParseError, match="front matter uses") as err:
+        parse_memory(_doc(*lines))
+    assert what in str(err.value)
+    assert "front matter is plain data" in str(err.value)
+    assert err.value.code == "memory.front_matter_not_plain"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["x: " + "[" * 9 + "]" * 9],
+        ["x: " + "{a: " * 9 + "1" + "}" * 9],
+        ["tags: [" + ", ".join(f"t{i}" for i in range(257)) + "]"],  # the fast path
+        ["tags:", *[f"  - 't{i}'" for i in range(257)]],  # the YAML path
+        [f"k{i}: v" for i in range(257)],
+        ['x: "quoted"', *[f"k{i}: v" for i in range(257)]],
+    ],
+)
+def test_front_matter_shape_is_bounded(lines: list[str]) -> None:
+    with pytest.raises(MemoryParseError) as err:
+        parse_memory(_doc(*lines))
+    assert err.value.code == "memory.front_matter_too_complex"
+
+
+def test_front_matter_at_the_bounds_still_parses() -> None:
+    mem = parse_memory(_doc("tags: [" + ", ".join(f"t{i}" for i in range(256)) + "]"))
+    assert len(mem.tags) == 256
+    mem = parse_memory(_doc("x: " + "[" * 7 + "1" + "]" * 7, 'note: "quoted"'))
+    assert mem.extra["note"] == "quoted"
+
+
+def test_unusual_yaml_values_become_plain_json_data() -> None:
+    from engram.core.index import doc_to_memory, memory_to_doc
+
+    mem = parse_memory(
+        _doc(
+            "reviewed: 2026-01-02",
+            "when: 2026-01-02 10:00:00",
+            "ratio: .nan",
+            '1: "int key"',
+            "n: ~",
+        )
+    )
+    assert mem.extra["reviewed"] == "2026-01-02" and mem.extra["ratio"] == "nan"
+    assert mem.extra["1"] == "int key" and mem.extra["n"] is None
+    assert doc_to_memory(memory_to_doc(mem)) == mem  # what the index stores
+
+
+def test_front_matter_size_is_bounded() -> None:
+    text = _doc("note: " + "x" * 17000)
+    with pytest.raises(MemoryParseError, match="over the 16,384-byte limit") as err:
+        parse_memory(text)
+    assert err.value.code == "memory.front_matter_too_large"
+    assert parse_memory(text, max_front_matter=32 * 1024).extra["note"].startswith("xxx")

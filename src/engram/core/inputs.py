@@ -187,8 +187,11 @@ _NOT_REDACTED = frozenset(
 )  # fmt: skip
 _FENCED = re.compile(r"(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1[`~]*[ \t]*(?=\n|$)|\Z)", re.DOTALL)
 _INLINE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-# A run of four or more words: prose, whether it stands in a comment or a string literal.
-_PROSE_RUN = re.compile(r"[^\W\d_]+(?:[ \t,;:'\"’-]+[^\W\d_]+){3,}")
+# A run of four or more words apart by single spaces (a comma or colon may end one): prose,
+# whether it stands in a comment or a string literal. `--flags`, paths and `a-b` names
+# break a run, so a command line is not read as a sentence.
+_WORD = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
+_PROSE_RUN = re.compile(rf"(?<![\w/.-])(?<!\w['’]){_WORD}(?:[,;:]?[ \t]{_WORD}){{3,}}")
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # blank letters: invisible, not format
 
 

@@ -92,8 +92,8 @@ def content_report(root: Root) -> list[dict[str, str]]:
                 {
                     "path": fs.rel,
                     "code": "memory.secret",
-                    "reason": f"holds what looks like a secret ({', '.join(found.secrets)}); "
-                    + FLAG_HINT["memory.secret"],
+                    "reason": "holds what looks like a secret or personal data "
+                    f"({', '.join(found.secrets)}); " + FLAG_HINT["memory.secret"],
                 }
             )
     return out

@@ -216,7 +216,8 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
     if found.secrets:
         ctx.result.warn(
             "memory.secret_redacted",
-            f"{row['id']} ({where}) holds what looks like a secret ({', '.join(found.secrets)}); "
+            f"{row['id']} ({where}) holds what looks like a secret or personal data "
+            f"({', '.join(found.secrets)}); "
             "it was redacted before the agent saw it; remove it from the file",
         )
         return redacted_memory(mem)
