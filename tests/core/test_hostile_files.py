@@ -262,7 +262,7 @@ def test_mcp_server_survives_hostile_files_and_announces_withheld(hostile: Path)
         data = envelope_of(load)
         assert "inj-body" in {w["id"] for w in data["data"]["withheld"]}
         secret = server.call("engram_load", {"id": "secret-body"})
-        assert "[REDACTED:aws-access-key]" in text_of(secret) and SECRET_KEY not in text_of(secret)
+        assert "[REDACTED:" in text_of(secret) and SECRET_KEY not in text_of(secret)
         assert "memory.secret_redacted" in {d["code"] for d in envelope_of(secret)["diagnostics"]}
         verify = envelope_of(server.call("engram_verify", {}))
         assert ("rules/laughs.md", "memory.front_matter_not_plain") in {
@@ -286,7 +286,7 @@ def test_secret_in_a_hand_written_memory_is_redacted_with_a_diagnostic(project: 
     text = json.dumps(env)
     assert SECRET_KEY not in text and "ghp_abcdef" not in text
     text_out = engram(project, "load", TASK).stdout.decode()
-    assert "[REDACTED:aws-access-key]" in text_out and SECRET_KEY not in text_out
+    assert "[REDACTED:" in text_out and SECRET_KEY not in text_out
     assert [d["code"] for d in env["diagnostics"]].count("memory.secret_redacted") >= 1
     full = engram(project, "load", "--full", "--id", "secret-fm").stdout.decode()
     assert "ghp_abcdef" not in full and "REDACTED" in full
