@@ -47,6 +47,11 @@ def text_problem(text: str) -> str | None:
     return f"contains {_describe(m.group())} at position {m.start()}"
 
 
+def printable(text: str) -> str:
+    """`text` with every character `check_text` refuses replaced by U+FFFD (for routing a prompt)."""
+    return _BAD_ARG_CHAR.sub("\ufffd", text)
+
+
 def check_text(value: str, field: str, what: str = "memory text") -> str:
     """`value` unchanged when it is printable text; a UsageError naming `field` otherwise."""
     problem = text_problem(value)

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from engram.core.config import Config, load_config
 from engram.core.errors import NotFoundError, UsageError
 from engram.core.index import ROW_COLUMNS, Index, open_index, rebuild_index
-from engram.core.inputs import decode_findings, redacted_memory, title_findings
+from engram.core.inputs import check_text, decode_findings, redacted_memory, title_findings
 from engram.core.memory import ID_RE, Memory
 from engram.core.render import (
     TOKEN_RULE,
@@ -161,6 +161,7 @@ def _check_query(query: str | None) -> str | None:
         raise UsageError("empty query: describe the task in a few words, or use --id ID")
     if len(query) > 20_000:
         raise UsageError(f"query of {len(query)} characters is too long: at most 20000")
+    check_text(query, "query", "a query")
     return query.strip()
 
 

@@ -98,6 +98,12 @@ def respond(
     query: str | None = None
     if event == PROMPT:
         prompt = payload.get("prompt")
+        if isinstance(
+            prompt, str
+        ):  # a stray surrogate or control character must not cost the memory
+            from engram.core.inputs import printable
+
+            prompt = printable(prompt)
         query = prompt if isinstance(prompt, str) and prompt.strip() else None
         if mode in ("startup", "manual") or query is None:
             reason = f"read mode {mode}" if mode in ("startup", "manual") else "empty prompt"
