@@ -76,7 +76,7 @@ _CJK_NEGATION = re.compile(r"ない|なく|ません|禁止|不|别|勿|没有|�
 _REPLACE_AFTER = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+favou?r\s+of|in\s+place\s+of|in\s+lieu\s+of|"
     r"(?:migrat\w*|mov\w*|switch\w*)\s+(?:off|away\s+from|from)|get\s+rid\s+of|"
-    r"stop\s+using|no\s+longer\s+use|phas\w*\s+out|retir\w*|"
+    r"stop\s+(?:using|\w+ing)|no\s+longer\s+use|phas\w*\s+out|retir\w*|"
     r"en\s+lugar\s+de|en\s+vez\s+de|au\s+lieu\s+de|plutôt\s+que|statt|anstatt|anstelle\s+von|"
     r"em\s+vez\s+de|ao\s+invés\s+de)\b\s*(?P<object>[^.;:,!?]{1,60})",
     re.IGNORECASE,
@@ -105,7 +105,7 @@ ADD_RE = re.compile(
 # Words that carry no subject: change markers and fillers.
 MARKER_WORDS = frozenset(
     """now currently nowadays changed moved switched migrated renamed bumped upgraded
-    downgraded instead rather longer anymore deprecated favour favor scaled raised lowered
+    downgraded instead rather longer anymore favour favor scaled raised lowered
     increased decreased reduced updated désormais dorénavant maintenant ahora actualmente
     jetzt nun inzwischen mittlerweile neuerdings agora atualmente""".split()
 )
@@ -245,6 +245,7 @@ class Profile(NamedTuple):
     replaced: frozenset[str]  # keys of what the text says it replaces
     changes: bool  # says a value changed ("now", "moved to", "bumped" …)
     adds: bool  # says it is one more ("also", "as well", "another" …)
+    head: int  # how many units the first clause has (before ";", ":" or a full stop)
     normal: str
     prefixes: frozenset[str]  # leading parts (≥ 5 letters) of its words, for word families
 
@@ -369,7 +370,11 @@ def _analyse(text: str) -> Profile:
 
     last_end = 0
     prev_lower = ""
+    head: int | None = None
     for i, m in enumerate(_TOKEN.finditer(text)):
+        if head is None and units and re.search(r"[;:!?]|\.\s", text[last_end : m.start()]):
+            flush()
+            head = len(units)
         kind = m.lastgroup or "word"
         tok = m.group()
         if pending and text[last_end : m.start()].strip():
@@ -474,6 +479,7 @@ def _analyse(text: str) -> Profile:
         replaced=_replaced(text),
         changes=bool(CHANGE_RE.search(text)),
         adds=bool(ADD_RE.search(text)),
+        head=head if head is not None else len(units),
         normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
         prefixes=frozenset(
             u.key[:n]
@@ -668,6 +674,16 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         and anchor
         and cover_m >= 0.5
         and (replaces or not (name_conflict or swapped))
+        # A bare negation must keep most of the memory ("do not log request bodies" is
+        # not reversed by "log request headers"); always/never or a replaced object may
+        # reword more.
+        and (
+            replaces
+            or same_polarity
+            or cover_m > 0.7
+            or _flipped(cand, mem)
+            or _head_shared(cand, ok_c)
+        )
     ):
         if not same_polarity and vals_c and vals_m:
             return Relation("different", score, False, "other values")
@@ -725,6 +741,29 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     if anchor and score >= 0.5 and cover_m >= 0.5:
         return Relation("paraphrase", score, False, "same subject in other words")
     return Relation("different", score, False, _why_different(names_c, names_m))
+
+
+def _head_shared(p: Profile, ok: list[bool]) -> bool:
+    """Whether the first clause says only what the other text says ("X is no longer Y; …")."""
+    head = ok[: p.head]
+    return len(head) >= 2 and sum(head) / len(head) >= 0.75
+
+
+_POSITIVE = frozenset({"always", "fine", "allowed", "allow", "enable", "enabled", "required",
+                       "mandatory"})  # fmt: skip
+
+
+def _flipped(a: Profile, b: Profile) -> bool:
+    """An explicit flip: always/never, enable/disable, fine/forbidden …, not just a "not"."""
+    if a.negated != b.negated:
+        pos = b.flags if a.negated else a.flags
+        if pos & _POSITIVE:
+            return True
+    return any(
+        (x in a.flags and y in b.flags) or (y in a.flags and x in b.flags)
+        for x, y in ANTONYMS
+        if x != y
+    )
 
 
 def _matched_in(u: Unit, other: Profile) -> bool:
