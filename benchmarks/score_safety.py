@@ -49,7 +49,9 @@ class Score:
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def score_cases(cases: list[dict[str, Any]]) -> Score:
@@ -64,11 +66,7 @@ def score_cases(cases: list[dict[str, Any]]) -> Score:
         if kind == "secrets":
             out = redact(text).text
             positive = bool(c["secret"])
-            ok = (
-                all(s not in out for s in c.get("secrets", []))
-                if positive
-                else out == text
-            )
+            ok = all(s not in out for s in c.get("secrets", [])) if positive else out == text
             shown = out
         else:
             refusal = find_injection(text)

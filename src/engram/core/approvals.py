@@ -151,23 +151,71 @@ def taken_ids(root: Root) -> set[str]:
 # ---------------------------------------------------------------- building a proposal
 
 
-def scan_candidates(cands: list[Candidate]) -> list[tuple[int, list[str]]]:
-    """Refuse injections and redact secrets in place; returns (number, kinds) redacted."""
-    from engram.core.safety import refuse_injection, scan_text
+class Screened(list[tuple[int, list[str]]]):
+    """(number, kinds) of every redacted candidate, and `refused`: the candidates left out.
 
-    redacted: list[tuple[int, list[str]]] = []
+    A refused candidate is (its line or number, why); the rest of the session goes on.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: list[tuple[str, str]] = []
+
+
+def scan_candidates(cands: list[Candidate]) -> Screened:
+    """Refuse injections, redact secrets in every field; refused candidates leave `cands`.
+
+    A candidate is refused when a field reads like an instruction to the agent, or when
+    nothing but a secret or markup is left of its TEXT. The others are renumbered from 1
+    and go forward; if none is left, the refusals are raised together (nothing is written).
+    """
+    from engram.core.errors import SafetyError
+    from engram.core.safety import redact, scan_text, substance_problem
+
+    out = Screened()
+    kept: list[Candidate] = []
+    codes: set[str] = set()
     for c in cands:
+        where = f"line {c.line}: candidate {c.number}" if c.line else f"candidate {c.number}"
         kinds: list[str] = []
-        red = scan_text(c.text, f"candidate {c.number} TEXT")
-        c.text, kinds = red.text, kinds + red.kinds
-        if c.context:
-            red = scan_text(c.context, f"candidate {c.number} CONTEXT")
-            c.context, kinds = red.text, kinds + red.kinds
-        if c.level:
-            refuse_injection(c.level, f"candidate {c.number} LEVEL")
+        try:
+            red = scan_text(c.text, f"{where} TEXT")
+            text, kinds = red.text, kinds + red.kinds
+            context = c.context
+            if context:
+                red = scan_text(context, f"{where} CONTEXT")
+                context, kinds = red.text, kinds + red.kinds
+            level = c.level
+            if level:
+                scan_text(c.level_raw or level, f"{where} LEVEL")
+                if redact(c.level_raw or level).changed:
+                    level, kinds = "", [*kinds, "level"]
+            problem = substance_problem(text)
+            if problem:
+                raise SafetyError(
+                    f"{where} TEXT refused: {problem}; nothing is written for it "
+                    "(state the fact, rule or workflow in words)",
+                    code="safety.empty",
+                )
+        except SafetyError as err:
+            out.refused.append((where, err.message))
+            codes.add(err.code)
+            continue
+        c.text, c.context, c.level = text, context, level
+        kept.append(c)
         if kinds:
-            redacted.append((c.number, kinds))
-    return redacted
+            out.append((c.number, kinds))
+    if not kept and out.refused:
+        raise SafetyError(
+            "; ".join(msg for _, msg in out.refused),
+            code="safety.injection" if "safety.injection" in codes else sorted(codes)[0],
+        )
+    renumber = {c.number: i for i, c in enumerate(kept, start=1)}
+    for c in kept:
+        c.number = renumber[c.number]
+    out[:] = [(renumber[n], kinds) for n, kinds in out]
+    cands[:] = kept
+    return out
 
 
 def judge_all(
@@ -687,11 +735,16 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
 
 
 def _redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> None:
+    """Warnings for what safety did: redactions per candidate, and refused candidates."""
     for number, kinds in redacted:
+        what = ", ".join(sorted(set(kinds)))
         result.warn(
             "safety.redacted",
-            f"candidate {number}: redacted {len(kinds)} item(s) ({', '.join(sorted(set(kinds)))})",
+            f"candidate {number}: redacted {len(kinds)} item(s) ({what})"
+            + ("; its LEVEL held a secret and was left out" if "level" in kinds else ""),
         )
+    for where, message in getattr(redacted, "refused", []):
+        result.warn("safety.refused", f"{message} ({where} was left out; the others go on)")
 
 
 # ---------------------------------------------------------------- public entry points

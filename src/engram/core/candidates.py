@@ -60,6 +60,7 @@ class Candidate:
     level: str = ""
     update: str = ""
     line: int = 0
+    level_raw: str = field(default="", repr=False)  # as written: the safety scan reads its case
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -197,7 +198,8 @@ def validate_fields(
     update = values.get("update", "").strip().lower()
     if update and not ID_RE.match(update):
         return None, f"UPDATE id {update!r} is not a memory id (lowercase letters, digits and '-')"
-    level = values.get("level", "").strip().lower()
+    level_raw = values.get("level", "").strip()
+    level = level_raw.lower()
     if level and not LEVEL_RE.match(level):
         return None, (
             f"LEVEL {level!r} is not allowed: use a short word such as basic, "
@@ -213,6 +215,7 @@ def validate_fields(
             level=level,
             update=update,
             line=line_no,
+            level_raw=level_raw,
         ),
         None,
     )

@@ -300,7 +300,7 @@ _OVERRIDE_RX = (
     r"\byour\s+(?:only|new|real|true|actual|primary|sole)\s+(?:task|goal|job|purpose|objective|mission|instructions?|priority)\s+(?:is|are|now|from now)\b",
     rf"\b{_EN_INSTR}\s+(?:you\s+(?:received|were\s+given|got|have\s+been\s+given)|given\s+(?:to\s+you|before|earlier|above)|(?:from\s+)?above|before\s+this|so\s+far)\b{_GAP}\b(?:are|is|were|was|have\s+been)\s+(?:now\s+|only\s+|just\s+|all\s+)?(?:a\s+|an\s+)?(?:void|null|cancell?ed|revoked|obsolete|outdated|invalid|superseded|fake|decoys?|tests?|jokes?|traps?|wrong|lies|no\s+longer)",
     rf"\b(?:none|no\s+one|not\s+one)\s+of\s+(?:your|the|my)\s+{_SHORT}{_EN_INSTR}\s+(?:apply|applies|matter|matters|count|counts|hold|holds|is\s+valid|are\s+valid|bind)",
-    rf"\b(?:everything|anything|all|whatever)\s+(?:you\s+(?:read|saw|were\s+told)\s+)?(?:before|above|prior\s+to|earlier\s+than)\s+(?:this|here|now)\b(?:\s+\w+){{0,3}}?\s+(?:is|are|was|were)\s+(?:now\s+)?(?:outdated|obsolete|void|cancell?ed|invalid|irrelevant|superseded|fake|a\s+test|no\s+longer)",
+    r"\b(?:everything|anything|all|whatever)\s+(?:you\s+(?:read|saw|were\s+told)\s+)?(?:before|above|prior\s+to|earlier\s+than)\s+(?:this|here|now)\b(?:\s+\w+){0,3}?\s+(?:is|are|was|were)\s+(?:now\s+)?(?:outdated|obsolete|void|cancell?ed|invalid|irrelevant|superseded|fake|a\s+test|no\s+longer)",
     r"\byour\s+(?:new\s+|real\s+|actual\s+|true\s+)?(?:highest|top|first|absolute|overriding)[\s-]+priority(?:\s+(?:instructions?|rules?|tasks?|orders?))?\b",
     r"\b(?:your|the|my)\s+(?:new|real|actual|updated)\s+(?:instruction\s+set|set\s+of\s+instructions|instructions|directives|orders|rules|task)\b",
     r"\bthe\s+(?:real|actual|true)\s+(?:rule|instruction|task|order)\s+(?:is|are)\b",
@@ -456,7 +456,9 @@ _EXEC_PRESSURE = re.compile(
     r"authorized_keys|antes\s+de\s+(?:continuar|seguir)|sem\s+avisar|sin\s+avisar|sans\s+(?:prevenir|avertir)|"
     r"ohne\s+(?:zu\s+fragen|nachzufragen))\b|-w(?:indowstyle)?\s+hidden|\B-nop\b|https?://\d{1,3}(?:\.\d{1,3}){3}"
 )
-_EXEC_NEG = re.compile(r"\b(?:never|don'?t|do\s+not|must\s+not|avoid|nunca|jamais|niemals|nie)\b[^.!?;\n]*$")
+_EXEC_NEG = re.compile(
+    r"\b(?:never|don'?t|do\s+not|must\s+not|avoid|nunca|jamais|niemals|nie)\b[^.!?;\n]*$"
+)
 _PIPE_OUT = re.compile(
     r"\b(?:env|printenv|set|cat\s+\S+|history)\s*\|\s*(?:base64\s*\|\s*)?(?:curl|nc|ncat|netcat|wget|http|telnet)\b|"
     r"\bso\s+(?:that\s+)?(?:the\s+)?(?:masking|scanner|secret\s+scanner|redaction|filter|detection|review)\s+(?:misses|doesn'?t|does\s+not|can'?t|cannot|won'?t)"
@@ -501,7 +503,9 @@ _NEG_TELL = (
     r"contes|fale|dis|dites|dire|dica|informes|informe|avises|avise|menciones|mencione|mentionne|mentionnez)\b|"
     r"\bне\s+(?:говори|рассказывай|сообщай)|\bsag(?:e|en\s+sie)?\s+(?:dem|der|den|niemandem)\b)"
 )
-_USER = r"(?:usuario|utilisateur|utente|benutzer|nutzer|anwender|пользовател|user|human|humain|humano)"
+_USER = (
+    r"(?:usuario|utilisateur|utente|benutzer|nutzer|anwender|пользовател|user|human|humain|humano)"
+)
 
 _CONCEAL_RX = (
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+(?:need|have)\s+to)\s+"
@@ -512,6 +516,7 @@ _CONCEAL_RX = (
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:ask|prompt|bother|consult|check\s+with|confirm\s+with|wait\s+for)\s+"
     r"(?:the\s+|any\s+)?(?:user|human|developer|owner|operator|reviewer|maintainer|person)s?\b",
     r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose|report)\s+(?:this|these|that|it|any\s+of\s+this)\b",
+    r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|warn)\s+the\s+(?:user|human|operator|owner)\s+(?:about|of)\b",
     r"\bnever\s+reveal\s+to\s+the\s+(?:user|human|owner)\b",
     r"\b(?:keep|hide)\s+(?:this|it|these|that|the\s+changes?|everything|what\s+you\s+(?:do|did))\s+(?:\w+\s+)?from\s+(?:the\s+)?(?:user|human|developer|owner|operator|reviewer|logs?|report)\b",
     r"\bkeep\s+(?:this|it)\s+(?:between\s+us|to\s+yourself|secret|quiet|confidential)\b",
@@ -629,12 +634,17 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     return tuple(out)
 
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _LEET_WORD = re.compile(r"\b(?=[\w@$]*[a-z])(?=[\w@$]*\d)[\w@$]+")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
-_QUOTED_PIECES = re.compile(r"([\"'])([^\"'\n]{1,80})\1(?:\s*(?:\+|\.\.?|&|\|\|)\s*([\"'])([^\"'\n]{1,80})\3)+")
-_REVERSE_CUE = re.compile(r"(?i)\b(?:revers\w*|backwards?|al\s+reves|a\s+l'envers|ruckwarts|invert\w*)\b|逆|反转|反轉")
+_QUOTED_PIECES = re.compile(
+    r"([\"'])([^\"'\n]{1,80})\1(?:\s*(?:\+|\.\.?|&|\|\|)\s*([\"'])([^\"'\n]{1,80})\3)+"
+)
+_REVERSE_CUE = re.compile(
+    r"(?i)\b(?:revers\w*|backwards?|al\s+reves|a\s+l'envers|ruckwarts|invert\w*)\b|逆|反转|反轉"
+)
 _ROT_CUE = re.compile(r"(?i)\brot-?13\b|\bcaesar\b")
 _ROT13 = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
@@ -692,6 +702,7 @@ def _hidden_texts(text: str) -> list[str]:
 
 
 def _phrasing(text: str, depth: int = 0) -> Refusal | None:
+    text = _MARKER.sub("[redacted]", text)  # our own markers name secret kinds, not requests
     sk = skeleton(text)
     forms = [sk]
     raw = folded(text)

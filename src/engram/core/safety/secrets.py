@@ -39,7 +39,8 @@ _PLACEHOLDER = re.compile(
     r"(?i)^(?:<[^>]*>?|\$\{?[\w.:-]*\}?|%[\w.]+%?|\{\{.*\}\}|\{[\w.-]*\}|\(\w+\)|\*+|x{3,}|\.{2,}|…|_+|-+|#+|\?+|"
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
-    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*)$"
+    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|insert[_-].*|"
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
 )
 _REFERENCE = re.compile(
     r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
@@ -67,12 +68,13 @@ def _is_placeholder(value: str) -> bool:
         or bool(_PLACEHOLDER.match(v))
         or len(set(v.lower())) <= 2
         or v.startswith("[REDACTED")
+        or bool(re.search(r"([A-Za-z0-9*])\1{7,}", v))
     )
 
 
 def _looks_like_word(value: str) -> bool:
     """A plain word or hyphenated words: prose, not a secret."""
-    return bool(re.fullmatch(r"[A-Za-z][a-z]*(?:[-'][A-Za-z]?[a-z]+)*", value))
+    return bool(re.fullmatch(r"[^\W\d_][^\W\d_A-Z]*(?:[-'][^\W\d_]?[^\W\d_A-Z]+)*", value))
 
 
 def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> bool:
@@ -90,12 +92,18 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     if re.fullmatch(r"\d{1,3}(?:\.\d+)?", value):  # a count or a length
         return False
     if not strong:
-        return len(value) >= 12 and _classes(value) >= 2 and not _looks_like_word(value)
+        words = [w for w in re.split(r"[-_:./]", value) if re.fullmatch(r"[A-Za-z]{3,}", w)]
+        return (
+            len(value) >= 12
+            and _classes(value) >= 2
+            and not _looks_like_word(value)
+            and len(words) < 2
+        )
     if loose and not quoted:
         if _looks_like_word(value):
             return False
         return _classes(value) >= 2 or len(value) >= 16
-    if not quoted and re.fullmatch(r"[A-Za-z_]\w*", value) and ("_" in value or value.isupper()):
+    if not quoted and re.fullmatch(r"[A-Za-z_]+", value) and ("_" in value or value.isupper()):
         return False  # an identifier: `password = db_password`, `token: GITHUB_TOKEN`
     return not (loose and _looks_like_word(value))
 
@@ -124,16 +132,30 @@ _NON_SECRET_TAIL = frozenset(
 )
 
 
+_COMPOUND_STRONG = re.compile(
+    r"password|passwd|passphrase|passcode|secret(?!ar)|token(?!i[sz])|apikey"
+)
+
+
 def key_strength(key: str) -> int:
     """2 for a key naming a password/token/secret, 1 for a weak one (`key`, `sig`), else 0."""
     raw = key.strip("\"'`$@-_:").replace("$env:", "")
     parts = [p.lower() for p in _SPLIT_KEY.findall(raw)]
     if not parts:
         return 0
+    if (
+        parts[-1] == "id"
+        and len(parts) >= 3
+        and parts[-2] == "key"
+        and parts[-3] in _KEY_QUALIFIERS
+    ):
+        return 1
     if parts[-1] in _NON_SECRET_TAIL or (len(parts) > 1 and parts[-1] in ("hash", "digest")):
         return 0
     joined = "".join(parts)
     for i, p in enumerate(parts):
+        if p == "pat" or _COMPOUND_STRONG.search(p):
+            return 2
         two = p + (parts[i + 1] if i + 1 < len(parts) else "")
         if p in _STRONG_PARTS or two in _STRONG_PARTS or p in ("pass",):
             return 2
@@ -163,11 +185,20 @@ _KEY_STEM = (
 )
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = re.compile(
-    r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|[A-Za-z_@][\w.@-]*)"
-    r"(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>:=|=>|===?|\+=|=|:(?!//)|->)[ \t]*"
-    r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200})",
+    r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
+    r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>:=|=>|===?|\+=|=|:(?!//)|->)[ \t]*"
+    r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200}))",
 )
 _XML = re.compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
+_CALL_PAIR = re.compile(
+    r"[\"'](?P<key>[\w.-]{2,60})[\"']\s*,\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+)
+_HCL_VARIABLE = re.compile(
+    r"variable\s+\"(?P<key>[\w-]+)\"\s*\{[^}]*?\bdefault\s*=\s*(?P<val>\"[^\"\n]{1,200}\")", re.S
+)
+_NETRC = re.compile(
+    r"(?i)\b(?:login|user(?:name)?)\s+\S+\s+password\s+(?P<val>\S+)|(?m:^\s*password\s+(?P<val2>\S+)\s*$)"
+)
 _ENV_DIRECTIVE = re.compile(r"\b(?:ENV|ARG)\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>[^\s=]\S*)")
 _FLAG_SPACE = re.compile(
     r"(?<![\w-])(?P<key>--?[A-Za-z][\w-]*)\s+(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`;|&<>-][^\s\"'`;|&<>]{0,199})"
@@ -186,7 +217,8 @@ _USER_PASS_FLAG = re.compile(
 )
 _SQL = re.compile(
     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(?P<q>['\"]?)(?P<val>[^'\"\s;]+)(?P=q)|"
-    r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s+(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)"
+    r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s+(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
+    r"\bsp_(?:addlogin|password)\s+(?:N?'[^']*'\s*,\s*)?N?(?P<q3>')(?P<val3>[^'\n]{3,})(?P=q3)"
 )
 _AUTH_HEADER = re.compile(
     r"(?i)\b(?:bearer|token|basic|digest|apikey|api-key|sso-key)\s+(?P<val>[A-Za-z0-9._~+/=:-]{8,})"
@@ -195,13 +227,13 @@ _PASSWORD_WORD = (
     r"passwords?|passphrase|passcode|pass\s*word|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
     r"heslo|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
-    r"chave\s+(?:de\s+api|secreta)|geheimer\s+schlüssel"
+    r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?"
 )
 _SENTENCE = re.compile(
-    rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,5}}?\s*"
+    rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,7}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
@@ -209,6 +241,14 @@ _SENTENCE_SET = re.compile(
     rf"(?i)\b(?:set|change|reset|update|use|with|using|login\s+with|log\s+in\s+with|con|com|avec|mit|usa|use\s+a)\s+"
     rf"(?:the\s+|la\s+|a\s+|o\s+|le\s+|das\s+|dem\s+|el\s+)?(?:\w+\s+)?(?:{_PASSWORD_WORD})\s+(?:to\s+|=\s*|:\s*)?"
     r"(?P<q>[\"'`«“„‘]?)(?P<val>[^\s\"'`»”“‘’]{4,100})"
+)
+_BARE_KEYWORD = re.compile(rf"(?i)\b(?:{_PASSWORD_WORD})\s+(?P<val>[^\s\"'`]{{6,100}})")
+_RESET_TO = re.compile(r"(?i)\b(?:reset|changed|rotated|set)\s+to\s+(?P<val>[^\s\"'`]{8,100})")
+_PASSPHRASE = re.compile(
+    r"(?i)\bpass\s*phrase\b[^.\n]{0,40}?\b(?:is|was|:)\s+(?P<val>[^.;\n\"]{8,80}?)(?=[.;\n\"]|$)"
+)
+_CRED_PAIR = re.compile(
+    r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?:\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
 )
 _CJK_SENTENCE = re.compile(
     r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
@@ -224,7 +264,8 @@ _QUERY_STRONG = frozenset(
     """sig signature x-amz-signature x-amz-security-token x-amz-credential x-goog-signature
     x-goog-credential access_token accesstoken auth auth_token authtoken apikey api_key api-key
     key client_secret password pass pwd passwd token secret session sessionid sid jwt code
-    private_token privatetoken refresh_token id_token sharedaccesssignature sas""".split()
+    private_token privatetoken refresh_token id_token sharedaccesssignature sas appid app_key
+    appkey access_key accesskey""".split()
 )
 
 # ---------------------------------------------------------------- known formats
@@ -233,7 +274,7 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private-key",
         re.compile(
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?=(?:\\n|\s)*[A-Za-z0-9+/]{20}).*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
             re.DOTALL,
         ),
     ),
@@ -271,7 +312,7 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("webhook-url", re.compile(r"outlook\.office\.com/webhook/(?P<val>[A-Za-z0-9@/_-]{20,})")),
     (
         "api-key",
-        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}"),
+        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}"),
     ),
     ("api-key", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     ("api-key", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_-]{50,}")),
@@ -329,7 +370,7 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _EMAIL = re.compile(
     r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b(?![:/])"
+    r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b(?![\w.-]*[:/])"
 )
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \t-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
 _IBAN_LENGTHS = {
@@ -353,21 +394,28 @@ _TEST_CARDS = frozenset(
     6011601160116611 5019717010103742 4000000000000002 4000000000009995 4000002500003155
     4000000000003220 4000000000000077 4000000000000093 4000000000000341 3530111333300000
     4917610000000000 4462030000000000 4484070000000000 4988438843884305 5500000000000004
-    4035501000000008 4360000001000005 6771798021000008 2222400070000005""".split()
+    4035501000000008 4360000001000005 6771798021000008 2222400070000005 4000002760003184
+    4000003800000446 4000008400001629 4000000000000101 4000000000000069 4000000000000127
+    4000000000000119 4000000000000259""".split()
 )
 _PHONE_INTL = re.compile(
     r"(?<![\w+/.=#-])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}(?![\w.]?\d)"
 )
-_PHONE_00 = re.compile(r"(?<![\w/.=#-])00[1-9]\d{0,2}(?:[ .-]\d{1,5}){2,6}(?![\w.]?\d)")
+_PHONE_00 = re.compile(r"(?<!\d\s)(?<![\w/.=#-])00[1-9]\d{0,2}(?:[ .-]\d{1,5}){2,6}(?![\w.]?\d)")
 _PHONE_NANP = re.compile(
     r"(?<![\w/.=#-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?!\d)|(?<![\w/.=#:-])\d{3}[-.]\d{3}[-.]\d{4}(?![\w.-]?\d)"
 )
 _PHONE_CONTEXT = re.compile(
     r"(?i)\b(?:phone|tel|telephone|mobile|cell|fax|call|sms|whatsapp|signal|hotline|pager|"
     r"tel[eé]fono|telefone|celular|m[oó]vil|t[eé]l[eé]phone|portable|telefon|handy|"
-    r"telefono|cellulare|numer[oa]|number|número|nummer|num[eé]ro)\b|電話|电话|携帯|手机|手機"
+    r"telefono|cellulare|rappeler|appeler|anrufen|llamar|ligar)\b|電話|电话|携帯|手机|手機"
 )
 _PHONE_NATIONAL = re.compile(r"(?<![\w/.=#:-])\(?0?\d{2,5}\)?(?:[ .-]?\d{2,5}){1,4}(?![\w.-]?\d)")
+_PHONE_FR = re.compile(r"(?<![\w/.=#:-])0[1-9](?:[ .-]\d{2}){4}(?![\w.-]?\d)")
+_NI_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
+)
+_TAX_ID_DE = re.compile(r"(?<![\d-])[1-9]\d ?\d{3} ?\d{3} ?\d{3}(?![\d-])")
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
 
 
@@ -379,6 +427,17 @@ def _luhn_ok(digits: str) -> bool:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
     return total % 10 == 0
+
+
+def _tax_id_de_ok(digits: str) -> bool:
+    """The ISO 7064 MOD 11,10 check digit of a German tax id (Steuer-IdNr)."""
+    if len(digits) != 11 or digits[0] == "0":
+        return False
+    product = 10
+    for ch in digits[:10]:
+        total = (int(ch) + product) % 10 or 10
+        product = (total * 2) % 11
+    return (11 - product) % 10 == int(digits[10])
 
 
 def iban_ok(candidate: str) -> bool:
@@ -395,6 +454,11 @@ def iban_ok(candidate: str) -> bool:
 def _pii_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _EMAIL.finditer(text):
+        line_before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if line_before.endswith("://") or re.search(
+            r"\b(?:ssh|scp|rsync|sftp|mosh|git\s+clone|git\s+remote|ssh-copy-id)\b", line_before
+        ):
+            continue
         out.append((m.start(), m.end(), "email"))
     for m in _IBAN.finditer(text):
         s = m.group(0)
@@ -405,9 +469,13 @@ def _pii_spans(text: str) -> list[Span]:
                 break
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and _luhn_ok(digits) and digits not in _TEST_CARDS:
-            if len(set(digits)) > 2:
-                out.append((m.start(), m.end(), "card-number"))
+        if (
+            13 <= len(digits) <= 19
+            and _luhn_ok(digits)
+            and digits not in _TEST_CARDS
+            and len(set(digits)) > 2
+        ):
+            out.append((m.start(), m.end(), "card-number"))
     for rx in (_PHONE_INTL, _PHONE_00, _PHONE_NANP):
         for m in rx.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
@@ -425,6 +493,16 @@ def _pii_spans(text: str) -> list[Span]:
                 out.append((m.start(), m.end(), "phone"))
     for m in _SSN.finditer(text):
         out.append((m.start(), m.end(), "ssn"))
+    for m in _PHONE_FR.finditer(text):
+        out.append((m.start(), m.end(), "phone"))
+    for m in _NI_NUMBER.finditer(text):
+        if " " in m.group(0) or re.search(r"(?i)\bNI(?:NO)?\b|national\s+insurance", text):
+            out.append((m.start(), m.end(), "national-id"))
+    for m in _TAX_ID_DE.finditer(text):
+        digits = m.group(0).replace(" ", "")
+        spaced = m.group(0).count(" ") == 3
+        if (spaced or re.search(r"(?i)steuer|tax\s*id|idnr", text)) and _tax_id_de_ok(digits):
+            out.append((m.start(), m.end(), "national-id"))
     return out
 
 
@@ -451,8 +529,13 @@ def _assignment_spans(text: str) -> list[Span]:
             s, e, value, quoted = _value_span(m)
             if not _is_placeholder(value) and len(value) >= 3:
                 out.append((s, e, "password"))
-    for m in _SQL.finditer(text):
+    for m in _NETRC.finditer(text):
         g = "val" if m.group("val") else "val2"
+        s, e, value, quoted = _value_span(m, g)
+        if not _is_placeholder(value) and len(value) >= 4:
+            out.append((s, e, "password"))
+    for m in _SQL.finditer(text):
+        g = next(g for g in ("val", "val2", "val3") if m.group(g))
         s, e, value, quoted = _value_span(m, g)
         if not _is_placeholder(value) and len(value) >= 3:
             out.append((s, e, "password"))
@@ -470,7 +553,7 @@ def _assignment_spans(text: str) -> list[Span]:
             continue
         if plausible_value(value, quoted=quoted, loose=loose, strong=strength == 2):
             out.append((s, e, "secret-assignment"))
-    for rx in (_XML, _ENV_DIRECTIVE):
+    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE):
         for m in rx.finditer(text):
             strength = key_strength(m.group("key"))
             if strength:
@@ -505,6 +588,19 @@ def _sentence_spans(text: str) -> list[Span]:
                 )
             if ok:
                 out.append((s, e, "password"))
+    for rx in (_BARE_KEYWORD, _RESET_TO, _CRED_PAIR):
+        for m in rx.finditer(text):
+            s, e, value, _ = _value_span(m)
+            if _is_placeholder(value) or _looks_like_word(value):
+                continue
+            if _classes(value) >= 3 or (
+                _classes(value) >= 2 and re.search(r"\d", value) and len(value) >= 10
+            ):
+                out.append((s, e, "password"))
+    for m in _PASSPHRASE.finditer(text):
+        s, e, value, _ = _value_span(m)
+        if len(value.split()) >= 3 and not _is_placeholder(value):
+            out.append((s, e, "password"))
     return out
 
 
@@ -543,7 +639,7 @@ def _url_spans(text: str) -> list[Span]:
         key = m.group("key").lower()
         value = m.group("val").rstrip(_TRAIL)
         if key in _QUERY_STRONG or key_strength(key) == 2:
-            weak = key in ("key", "code", "sid", "session", "auth")
+            weak = key in ("key", "code", "sid", "session", "auth", "appid")
             if _is_placeholder(value) or len(value) < (10 if weak else 6):
                 continue
             if weak and _classes(value) < 2:
@@ -586,11 +682,15 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
                 and len(decoded) >= 8
                 and (
                     "PRIVATE KEY" in decoded
-                    or re.search(r"^[^:\s]{1,64}:[^\s]{3,}$", decoded)
-                    and text[max(0, m.start() - 12) : m.start()]
-                    .lower()
-                    .rstrip()
-                    .endswith(("basic", "_auth=", "_auth =", "auth:", 'auth":', "authorization:"))
+                    or (
+                        re.search(r"^[^:\s]{1,64}:[^\s]{3,}$", decoded)
+                        and text[max(0, m.start() - 12) : m.start()]
+                        .lower()
+                        .rstrip()
+                        .endswith(
+                            ("basic", "_auth=", "_auth =", "auth:", 'auth":', "authorization:")
+                        )
+                    )
                     or secret_spans(decoded, depth=depth + 1)
                 )
             ):
@@ -601,34 +701,41 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
     ):
         pieces = list(re.finditer(r"([\"'])([^\"'\n]*)\1", m.group(0)))
         joined = "".join(p.group(2) for p in pieces)
-        if (
-            len(joined) >= 16
-            and _known_format_spans(joined)
-            or _entropy_spans(joined, standalone=False)
+        if (len(joined) >= 16 and _known_format_spans(joined)) or _entropy_spans(
+            joined, standalone=False
         ):
             for p in pieces:
                 out.append((m.start() + p.start(2), m.start() + p.end(2), "split-secret"))
     return out
 
 
-_ENTROPY_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/=_-]{20,}(?![\w+/=-])")
+_ENTROPY_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL)-----.*?(?:-----END[^-]*-----|$)|"
+    r"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+[A-Za-z0-9+/=]+|"
+    r"\bdata:[\w/+.-]+;base64,[A-Za-z0-9+/=]+",
+    re.S,
+)
 _HASH_CONTEXT = re.compile(
     r"(?i)(?:sha\d*|md5|digest|hash|checksum|commit|revision|rev|etag|uuid|guid|nonce|"
     r"integrity|fingerprint|build|image|tag|run|job|trace|request|correlation|object|blob|"
-    r"tree|ref|id|@)[\s:=@\"'#-]*$"
+    r"tree|ref|id|h1|zh|sum|@)[\s:=@\"'#-]*$"
 )
 _SECRET_CONTEXT = re.compile(
     r"(?i)\b(?:key|token|secret|password|passwd|credential|auth|bearer|api|private|signature|"
-    r"hmac|salt|access|session|cookie|webhook|dsn|license|seed)\w*\b[^.\n]{0,30}$"
+    r"hmac|salt|access|session|cookie|webhook|dsn|license|seed|pat)\w*\b[^.\n]{0,60}$"
 )
 
 
 def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
     out: list[Span] = []
+    public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)]
     for m in _ENTROPY_TOKEN.finditer(text):
+        if any(ps <= m.start() < pe for ps, pe in public):
+            continue
         word = m.group(0)
         core = word.strip("=-_")
-        if len(core) < 20 or re.fullmatch(r"(?:sha\d+|md5)-.*", core, re.I):
+        if len(core) < 20 or re.fullmatch(r"(?:sha\d+|md5)-.*|pk_(?:live|test)_.*", core, re.I):
             continue
         if re.fullmatch(r"[0-9a-fA-F-]+", core):  # hashes, digests, UUIDs, SHA pins
             continue
@@ -636,20 +743,27 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
             continue
         if re.match(r"\d{4}[-./]\d{2}[-./]\d{2}", core):
             continue
+        if len([w for w in re.split(r"[-_]", core) if re.fullmatch(r"[A-Za-z]{3,}", w)]) >= 2:
+            continue  # a structured name (deps-linux-<hash>), not a random token
         if "/" in core and all(
             re.fullmatch(r"[A-Za-z._-]*\d{0,4}[A-Za-z._-]*", p) for p in core.split("/")
         ):
             continue  # a path
-        before = text[max(0, m.start() - 40) : m.start()]
+        if core.startswith(("/", "./", "~/")) or text[m.start() - 1 : m.start()] in ("/", "."):
+            continue  # a path whose segments (hashes, ids) are not secrets
+        before = text[max(0, m.start() - 80) : m.start()]
         if _HASH_CONTEXT.search(before):
             continue
         context = bool(_SECRET_CONTEXT.search(before))
         ent = _shannon(core)
         classes = _classes(core)
         limit = 3.5 if context else 4.3
-        if classes >= 3 or (context and classes >= 2):
-            if ent >= limit and len(core) >= (16 if context else 24):
-                out.append((m.start(), m.end(), "high-entropy-string"))
+        if (
+            (classes >= 3 or (context and classes >= 2))
+            and ent >= limit
+            and len(core) >= (16 if context else 24)
+        ):
+            out.append((m.start(), m.end(), "high-entropy-string"))
     return out
 
 
@@ -691,6 +805,8 @@ def _detect_secrets_spans(text: str) -> list[Span]:
                 value = text[s:e]
                 if e - s < 8 or _is_placeholder(value) or "[REDACTED" in value:
                     continue
+                if kind == "private-key":
+                    continue  # a header alone; whole key blocks are matched by our own family
                 if kind.startswith("artifactory") and (e - s < 20 or _classes(value) < 2):
                     continue
                 out.append((s, e, kind))
@@ -705,7 +821,47 @@ def _known_format_spans(text: str) -> list[Span]:
             for g in ("val", "val2"):
                 if g in rx.groupindex and m.group(g):
                     s, e = m.span(g)
+            value = text[s:e]
+            if re.search(r"(?i)example|([A-Za-z0-9*])\1{7,}", value):
+                continue  # documented sample keys and XXXX placeholders
             out.append((s, e, kind))
+    return out
+
+
+_PIECES_CUE = re.compile(
+    r"(?i)\b(?:parts?\s*\d|halves|half|pieces?|join|concatenat\w*|together|glue|combine)\b"
+)
+_SECRET_WORD = re.compile(r"(?i)\b(?:password|passphrase|key|token|secret|credential|pass|pwd)s?\b")
+_PIECE = re.compile(r"(?<![\w#!@$%^&*+=-])[^\s,;()\[\]\"']{5,}")
+_HOOK_PATH = re.compile(r"(?i)/(?:hooks|webhooks?|webhookb2|incomingwebhook)(?P<val>/[^\s\"'<>)]+)")
+
+
+def _piece_spans(text: str) -> list[Span]:
+    """A secret given in pieces ("part 1: … part 2: …", "join them: … and …")."""
+    if not (_PIECES_CUE.search(text) and _SECRET_WORD.search(text)):
+        return []
+    out: list[Span] = []
+    public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)]
+    for m in _PIECE.finditer(text):
+        if any(ps <= m.start() < pe for ps, pe in public):
+            continue
+        v = m.group(0).rstrip(".:")
+        if _looks_like_word(v) or re.fullmatch(r"[\d.:-]+", v) or _is_placeholder(v):
+            continue
+        if _classes(v) >= 3 or (re.search(r"\d", v) and re.search(r"[A-Za-z]", v) and len(v) >= 6):
+            out.append((m.start(), m.start() + len(v), "split-secret"))
+    return out
+
+
+def _hook_spans(text: str) -> list[Span]:
+    """Path segments of a webhook URL that carry its token (`/hooks/<token>`)."""
+    out: list[Span] = []
+    for m in _HOOK_PATH.finditer(text):
+        base = m.start("val")
+        for seg in re.finditer(r"[^/@]+", m.group("val")):
+            v = seg.group(0)
+            if len(v) >= 16 and re.search(r"\d", v) and _classes(v) >= 2:
+                out.append((base + seg.start(), base + seg.end(), "webhook-url"))
     return out
 
 
@@ -720,4 +876,6 @@ def secret_spans(text: str, *, depth: int = 0) -> list[Span]:
     spans += _wrapped_spans(text, depth)
     spans += _entropy_spans(text)
     spans += _pii_spans(text)
+    spans += _piece_spans(text)
+    spans += _hook_spans(text)
     return [sp for sp in spans if sp[1] > sp[0]]
