@@ -680,7 +680,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         and (
             replaces
             or same_polarity
-            or cover_m > 0.7
+            or (cover_m > 0.7 and not _substituted(mem, ok_m, cand, ok_c))
             or _flipped(cand, mem)
             or _head_shared(cand, ok_c)
         )
@@ -741,6 +741,21 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     if anchor and score >= 0.5 and cover_m >= 0.5:
         return Relation("paraphrase", score, False, "same subject in other words")
     return Relation("different", score, False, _why_different(names_c, names_m))
+
+
+def _substituted(a: Profile, ok_a: list[bool], b: Profile, ok_b: list[bool]) -> bool:
+    """Whether something `a` says is put in place by something else in `b` (the same
+    sentence about another object: "mock the database" / "mock the payment gateway")."""
+    sm = SequenceMatcher(
+        None,
+        [u.key if o else f"\0a{i}" for i, (u, o) in enumerate(zip(a.units, ok_a, strict=True))],
+        [u.key if o else f"\0b{i}" for i, (u, o) in enumerate(zip(b.units, ok_b, strict=True))],
+        autojunk=False,
+    )
+    opcodes = sm.get_opcodes()
+    return any(
+        tag == "replace" and 0 < k < len(opcodes) - 1 for k, (tag, *_rest) in enumerate(opcodes)
+    )
 
 
 def _head_shared(p: Profile, ok: list[bool]) -> bool:
