@@ -541,6 +541,109 @@ def test_kill_9_of_engram_mcp_during_engram_commit(seeded: Path) -> None:
         assert_clean(seeded)
 
 
+def test_kill_9_of_engram_mcp_while_the_approval_dialog_commits(seeded: Path) -> None:
+    """The dialog path spends the token with the write too: written, or still pending."""
+    rng = random.Random(11)
+    pending = root_of(seeded) / "pending-approvals.json"
+    outcomes = {"written": 0, "token_still_pending": 0}
+    for round_ in range(6):
+        server = _mcp(seeded)
+        caps = {"elicitation": {"form": {}}}
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": caps,
+            "clientInfo": {"name": "dialog-kill", "version": "1"},
+        }
+        _rpc(server, 1, "initialize", init)
+        _reply(server, 1)
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.flush()
+        text = f"TYPE: rule | TEXT: Rotate the shard {round_} key every {round_ + 3} days."
+        older = set(json.loads(pending.read_text())["entries"]) if pending.exists() else set()
+        _rpc(server, 2, "tools/call", {"name": "engram_save_session", "arguments": {"text": text}})
+        ask = json.loads(server.stdout.readline())
+        assert ask["method"] == "elicitation/create"
+        keys_before = set(json.loads(pending.read_text())["entries"]) - older
+        answer = {"action": "accept", "content": {"candidate_1": True, "scope": "workspace"}}
+        server.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": ask["id"], "result": answer}).encode() + b"\n"
+        )
+        server.stdin.flush()
+        time.sleep(rng.uniform(0.0, 0.08))
+        server.send_signal(signal.SIGKILL)
+        server.communicate(timeout=60)
+        files = [
+            p
+            for p in (root_of(seeded) / "rules").glob("*.md")
+            if f"shard {round_} key" in p.read_text()
+        ]
+        entries = json.loads(pending.read_text())["entries"]
+        mine = [entries[k] for k in keys_before if k in entries]
+        status = {e["status"] for e in mine}
+        journal = (root_of(seeded) / "cache" / commit.JOURNAL_FILE).exists()
+        if files and not journal:
+            assert status <= {"used", "pending"}
+            outcomes["written"] += 1
+        else:
+            assert journal or status == {"pending"}, (files, status)
+            outcomes["token_still_pending" if not journal else "written"] += 1
+        verify_ok(seeded)  # finishes a journal if the kill came mid-write
+        assert_clean(seeded)
+    assert sum(outcomes.values()) == 6
+    print("dialog kill outcomes:", outcomes)
+
+
+def test_an_approval_dialog_whose_commit_fails_hands_the_token_back(
+    seeded: Path, tmp_path: Path
+) -> None:
+    server = _mcp(seeded)
+    caps = {"elicitation": {"form": {}}}
+    _rpc(
+        server,
+        1,
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": caps,
+            "clientInfo": {"name": "dialog-test", "version": "1"},
+        },
+    )
+    _reply(server, 1)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    server.stdin.flush()
+    _rpc(server, 2, "tools/call", {"name": "engram_save_session", "arguments": {"text": NEW_LINES}})
+    ask = json.loads(server.stdout.readline())
+    assert ask["method"] == "elicitation/create"
+    rules = root_of(seeded) / "rules"
+    rules.rename(tmp_path / "rules-real")
+    rules.symlink_to(tmp_path / "elsewhere", target_is_directory=True)  # planted meanwhile
+    content = {"candidate_1": True, "candidate_2": True, "candidate_3": True, "scope": "workspace"}
+    reply = {"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": content}}
+    server.stdin.write(json.dumps(reply).encode() + b"\n")
+    server.stdin.flush()
+    result = _reply(server, 2)["result"]
+    text = result["content"][0]["text"]
+    assert "nothing was saved" in text and "symbolic link" in text
+    token = result["structuredContent"]["data"]["approval_token"]
+    assert nothing_written(seeded) and not (tmp_path / "elsewhere").exists()
+    rules.unlink()
+    (tmp_path / "rules-real").rename(rules)
+    _rpc(
+        server,
+        3,
+        "tools/call",
+        {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}},
+    )
+    done = _reply(server, 3)["result"]
+    assert done["isError"] is False, done["content"][0]["text"]
+    assert written(seeded)
+    server.stdin.close()
+    server.wait(timeout=30)
+    assert_clean(seeded)
+
+
 # ---------------------------------------------------------------- re-checks at commit
 
 

@@ -140,7 +140,7 @@ def _put(root: Root, rel: str, data: bytes | None) -> None:
     if path.parent != root.path:
         path.parent.mkdir(exist_ok=True)
         _no_link(path.parent, f"{root.scope}:{path.parent.name}/")
-    store.atomic_write(path, data)
+    store.atomic_write(path, data, root=root)
 
 
 def _enc(data: bytes | None) -> str | None:
@@ -217,12 +217,13 @@ def _write_journal(root: Root, doc: dict[str, Any]) -> None:
 
     root.cache_dir.mkdir(parents=True, exist_ok=True)
     _no_link(root.cache_dir, f"{root.scope}:cache/")
-    store.atomic_write(_journal_path(root), json.dumps(doc, sort_keys=True))
+    store.atomic_write(_journal_path(root), json.dumps(doc, sort_keys=True), root=root)
 
 
 def _remove_journal(root: Root) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(_journal_path(root))
+    from engram.core import store
+
+    store.remove_file(root, _journal_path(root))  # a linked cache/ is refused, not followed
 
 
 def _ordered(files: dict[str, Any], backward: bool = False) -> list[str]:
@@ -387,8 +388,10 @@ def apply_journaled(
 
 
 def _read_journal(root: Root) -> dict[str, Any] | None:
+    from engram.core import store
+
     try:
-        raw = _journal_path(root).read_bytes()
+        raw = store.read_bytes(root, _journal_path(root))  # never through a link
     except FileNotFoundError:
         return None
     doc = json.loads(raw.decode("utf-8"))
@@ -463,6 +466,8 @@ def _sweep_temps(root: Root) -> None:
     pending-approvals.json, the journal): the caller holds that lock, so their owner
     is gone.
     """
+    from engram.core.store import remove_file
+
     for sub in ("", CACHE_DIR, *WRITABLE_DIRS):
         folder = root.path / sub if sub else root.path
         try:
@@ -478,7 +483,7 @@ def _sweep_temps(root: Root) -> None:
                 sub in WRITABLE_DIRS and target.endswith(".md")
             ):
                 with contextlib.suppress(OSError):
-                    os.unlink(folder / name)
+                    remove_file(root, folder / name)  # never in a linked folder
 
 
 def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
@@ -494,8 +499,6 @@ def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
 
 def recover_interrupted(roots: Roots) -> list[str]:
     """Finish any commit a killed process left half-applied; returns what was done, per root."""
-    if not any(_journal_path(r).exists() for r in roots.all):
-        return []
     with locked(roots.all):
         return [rec.scope if rec.finished else rec.message for rec in recover_all(roots)]
 

@@ -42,6 +42,22 @@ def dialog_timeout() -> float:
     return value if 0 < value <= 3600 else DIALOG_TIMEOUT_S
 
 
+def token_survives(exc: BaseException) -> bool:
+    """Whether a commit that failed after the human accepted left its token working.
+
+    The commit spends a token only together with its write (`engram.core.commit`), so a
+    commit refused or rolled back (a link, a full disk, a held lock) wrote nothing and
+    the token still commits once the cause is fixed; the dialog then hands the token
+    flow back instead of losing the approval. A token that is spent, expired, revoked
+    or being finished by the next command does not survive.
+    """
+    from engram.core.errors import ApprovalError, EngramError
+
+    if not isinstance(exc, EngramError) or isinstance(exc, ApprovalError):
+        return False
+    return exc.code != "commit.interrupted"
+
+
 class InvalidAnswer(ValueError):
     """An accepted dialog whose content does not fit the form (revokes the proposal)."""
 

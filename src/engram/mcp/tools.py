@@ -442,7 +442,13 @@ def settle(
         result.warn("approval.invalid_answer", str(exc))
         return result
     approve: str | list[int] = "all" if form.kind == "note" else selected
-    committed: Result = core(api.commit, roots, token, approve, scope=scope)
+    try:
+        committed: Result = core(api.commit, roots, token, approve, scope=scope)
+    except Exception as exc:  # the approval is not lost when the write could not happen
+        if not eli.token_survives(exc):
+            raise
+        why = f"the commit failed: {getattr(exc, 'message', exc)}"
+        return _fallback(proposal_text, proposal_data, "commit_failed", why)
     committed.data = {**committed.data, "outcome": "accepted"}
     return committed
 
