@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engram.core.candidates import make_candidate
 from engram.core.memory import Memory
 from engram.core.verdicts import Judgement, Verdict, find_cycle, judge, profile, sort_existing
@@ -292,6 +294,448 @@ def test_odd_text_gets_a_verdict_and_never_a_replacement() -> None:
         j = judged(text, facts)
         assert j.verdict.kind in ("ADD", "NOOP"), text
         assert not (j.verdict.kind == "NOOP" and j.verdict.target == "fact-1")
+
+
+# Pairs written for these tests (not the labelled corpus): (existing type, existing text,
+# candidate type, candidate text, expected kind; DUPLICATE = ADD with a possible duplicate).
+OWN_CASES: list[tuple[str, str, str, str, str]] = [
+    (
+        "knowledge",
+        "The orders service writes to the orders_v2 table.",
+        "knowledge",
+        "The payments service writes to the payments_v3 table.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Node 18 is used by the admin frontend.",
+        "knowledge",
+        "Node 20 is used by the marketing site.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Release 2.3 ships on 2024-05-01.",
+        "knowledge",
+        "Release 2.4 ships on 2024-06-01.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Sentry monitors the iOS app.",
+        "knowledge",
+        "Sentry now also monitors the Android app.",
+        "ADD",
+    ),
+    ("rule", "Do not log request bodies.", "rule", "Log request headers at debug level.", "ADD"),
+    ("knowledge", "Redis runs on port 6379.", "knowledge", "Memcached runs on port 11211.", "ADD"),
+    (
+        "knowledge",
+        "The docs site is hosted at https://docs.example.com.",
+        "knowledge",
+        "The status page is hosted at https://status.example.com.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Worker pods use 2 CPU in staging.",
+        "knowledge",
+        "Worker pods use 4 CPU in production.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The `users` table has a unique index on email.",
+        "knowledge",
+        "The `accounts` table has a unique index on email.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Bob owns the billing service.",
+        "knowledge",
+        "Alice owns the search service.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Queue jobs.high retries 5 times.",
+        "knowledge",
+        "Queue jobs.low retries 2 times.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Host api-1.internal serves the public API.",
+        "knowledge",
+        "Host api-2.internal serves the public API.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The mobile team uses Kotlin 1.9.",
+        "knowledge",
+        "The backend team uses Go 1.22.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Always run `make lint` before pushing.",
+        "rule",
+        "Always run `make typecheck` before pushing.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Env var STRIPE_KEY holds the Stripe secret key.",
+        "knowledge",
+        "Env var SENTRY_DSN holds the Sentry DSN.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The cron job cleanup-tmp runs hourly.",
+        "knowledge",
+        "The cron job rotate-logs runs hourly.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Service svc-10 named kappa exposes port 8010.",
+        "knowledge",
+        "Service svc-100 named omega exposes port 8100.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Feature flag beta-search is on for 5% of users.",
+        "knowledge",
+        "Feature flag beta-checkout is on for 5% of users.",
+        "ADD",
+    ),
+    ("knowledge", "Team alpha owns billing.", "knowledge", "Team beta owns billing.", "ADD"),
+    (
+        "knowledge",
+        "The API rate limit is 100 requests per minute for free users.",
+        "knowledge",
+        "The API rate limit is 1000 requests per minute for paid users.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Staging deploys happen on Tuesdays.",
+        "knowledge",
+        "Production deploys happen on Thursdays.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Never push directly to main.",
+        "rule",
+        "Never push directly to release branches.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Logs are kept for 30 days in Loki.",
+        "knowledge",
+        "Traces are kept for 7 days in Tempo.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The frontend image is built from node:20-alpine.",
+        "knowledge",
+        "The backend image is built from python:3.12-slim.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "db-primary.internal is the write endpoint.",
+        "knowledge",
+        "db-replica.internal is the read endpoint.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Use snake_case for Python module names.",
+        "rule",
+        "Use kebab-case for CLI flag names.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The payments API timeout is 30 seconds.",
+        "knowledge",
+        "The search API timeout is 5 seconds.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Grafana dashboards live in ops/grafana/.",
+        "knowledge",
+        "Prometheus rules live in ops/prometheus/.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The payments API timeout is 30 seconds.",
+        "knowledge",
+        "The payments API timeout is now 60 seconds.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "We use Postgres 14 in production.",
+        "knowledge",
+        "We use Postgres 16 in production.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "The docs site is built with Sphinx.",
+        "knowledge",
+        "The docs site is now built with MkDocs.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "Max upload size is 10 MB.",
+        "knowledge",
+        "Max upload size was raised to 50 MB.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "The on-call rotation changes every Monday.",
+        "knowledge",
+        "The on-call rotation now changes every Wednesday.",
+        "UPDATE",
+    ),
+    ("knowledge", "Backups run at 03:00 UTC.", "knowledge", "Backups run at 04:30 UTC.", "UPDATE"),
+    (
+        "rule",
+        "Always rebase feature branches on main.",
+        "rule",
+        "Never rebase feature branches; merge main into them.",
+        "SUPERSEDE",
+    ),
+    (
+        "rule",
+        "Use Jest for frontend unit tests.",
+        "rule",
+        "Use Vitest instead of Jest for frontend unit tests.",
+        "SUPERSEDE",
+    ),
+    (
+        "rule",
+        "Enable strict mode in TypeScript.",
+        "rule",
+        "Disable strict mode in TypeScript for the legacy package.",
+        "SUPERSEDE",
+    ),
+    (
+        "rule",
+        "Never commit API keys to the repository.",
+        "rule",
+        "API keys must not be committed to the repo.",
+        "DUPLICATE",
+    ),
+    (
+        "knowledge",
+        "The staging database is reset every night.",
+        "knowledge",
+        "Every night the staging database gets reset.",
+        "DUPLICATE",
+    ),
+    ("rule", "Write a test for every bug fix.", "rule", "Every bug fix needs a test.", "DUPLICATE"),
+    ("rule", "Sign every commit with GPG.", "rule", "sign every commit with gpg", "NOOP"),
+    (
+        "knowledge",
+        "Use Python 3.11 for the legacy billing service.",
+        "knowledge",
+        "Use Python 3.12 for new services.",
+        "ADD",
+    ),
+    (
+        "skill",
+        "To deploy staging: run make deploy-staging.",
+        "skill",
+        "To deploy production: run make deploy-prod.",
+        "ADD",
+    ),
+    (
+        "skill",
+        "To release the CLI: tag vX.Y.Z and push.",
+        "skill",
+        "To release the SDK: tag vX.Y.Z and push.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Ticket PROJ-123 tracks the login bug.",
+        "knowledge",
+        "Ticket PROJ-124 tracks the signup bug.",
+        "ADD",
+    ),
+    ("knowledge", "Port 5432 is Postgres.", "knowledge", "Port 6379 is Redis.", "ADD"),
+    (
+        "knowledge",
+        "The deploy freeze starts on 2024-12-20.",
+        "knowledge",
+        "The deploy freeze ends on 2025-01-06.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Use 4 spaces for Python indentation.",
+        "rule",
+        "Use 2 spaces for YAML indentation.",
+        "ADD",
+    ),
+    ("knowledge", "Max 3 retries for webhooks.", "knowledge", "Max 5 retries for emails.", "ADD"),
+    ("rule", "Keep functions under 50 lines.", "rule", "Keep files under 500 lines.", "ADD"),
+    (
+        "rule",
+        "Never use `any` in TypeScript.",
+        "rule",
+        "Use `unknown` in TypeScript for untyped input.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Don't mock the database in integration tests.",
+        "rule",
+        "Mock the payment gateway in integration tests.",
+        "ADD",
+    ),
+    ("rule", "Never deploy on Fridays.", "rule", "Never deploy during the holiday freeze.", "ADD"),
+    (
+        "knowledge",
+        "The EU bucket is s3://acme-eu-logs.",
+        "knowledge",
+        "The US bucket is s3://acme-us-logs.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Build artifacts are uploaded to GCS.",
+        "knowledge",
+        "Test reports are uploaded to GCS.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Der Dienst billing lauscht auf Port 8443.",
+        "knowledge",
+        "Der Dienst search lauscht auf Port 9200.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "El servicio de pagos usa el puerto 8443.",
+        "knowledge",
+        "El servicio de búsqueda usa el puerto 9200.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "本番環境のDBは db.prod.internal です。",
+        "knowledge",
+        "ステージング環境のDBは db.staging.internal です。",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Service svc-3 named gamma exposes port 8003.",
+        "knowledge",
+        "Service svc-30 named gamma-two exposes port 8030.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The admin user is created by scripts/seed_admin.py.",
+        "knowledge",
+        "The demo data is created by scripts/seed_demo.py.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Webhooks are signed with HMAC-SHA256.",
+        "knowledge",
+        "Session cookies are signed with HMAC-SHA256.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Review every migration before merging.",
+        "rule",
+        "Review every dependency upgrade before merging.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Alerts for the api go to #alerts-api.",
+        "knowledge",
+        "Alerts for the worker go to #alerts-worker.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The nightly job exports orders to BigQuery.",
+        "knowledge",
+        "The nightly job exports invoices to BigQuery.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The default branch of the web repo is main.",
+        "knowledge",
+        "The default branch of the infra repo is master.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Max 3 retries for webhooks.",
+        "knowledge",
+        "Max 5 retries for webhooks.",
+        "UPDATE",
+    ),
+    ("rule", "Keep PRs under 400 lines.", "rule", "Keep PRs under 200 lines.", "UPDATE"),
+    (
+        "knowledge",
+        "The web repo's default branch is master.",
+        "knowledge",
+        "The web repo's default branch was renamed to main.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "Der Dienst billing lauscht auf Port 8443.",
+        "knowledge",
+        "Der Dienst billing lauscht jetzt auf Port 9443.",
+        "UPDATE",
+    ),
+    (
+        "rule",
+        "Mock the database in unit tests.",
+        "rule",
+        "Never mock the database in unit tests; use a test container.",
+        "SUPERSEDE",
+    ),
+    ("rule", "Don't deploy on Fridays.", "rule", "Fridays are not for deploying.", "DUPLICATE"),
+]
+
+
+@pytest.mark.parametrize(("etype", "etext", "ctype", "ctext", "expected"), OWN_CASES)
+def test_own_pairs(etype: str, etext: str, ctype: str, ctext: str, expected: str) -> None:
+    j = judged(ctext, sort_existing([mem("a", etype, etext)]), ctype)
+    if expected == "DUPLICATE":
+        assert j.verdict.kind == "NOOP" or j.possible_duplicate == "a", j.verdict.line()
+    else:
+        assert j.verdict.kind == expected, (j.verdict.line(), j.reason)
+    if expected in ("ADD", "DUPLICATE"):
+        assert j.verdict.kind not in ("UPDATE", "SUPERSEDE")  # never a lost fact
 
 
 # ---------------------------------------------------------------- end to end, installed engram
