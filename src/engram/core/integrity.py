@@ -68,10 +68,17 @@ def content_report(root: Root) -> list[dict[str, str]]:
     Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
     with a stable code, as the read path treats it.
     """
-    from engram.core.inputs import memory_findings
+    from engram.core.inputs import bad_names, memory_findings
     from engram.core.store import MEMORY_DIRS
 
-    out: list[dict[str, str]] = []
+    out: list[dict[str, str]] = [
+        {
+            "path": shown,
+            "code": "memory.bad_name",
+            "reason": f"is never loaded: its {problem}; rename it to printable UTF-8",
+        }
+        for shown, problem in bad_names(root, MEMORY_DIRS)
+    ]
     for fs in scan_files(root, MEMORY_DIRS):
         try:
             mem, _ = read_memory_file(root, fs.rel)
