@@ -164,7 +164,8 @@ SECRETS: list[tuple[str, bytes]] = [
     ("knowledge/secret-fm.md", front("secret-fm", "knowledge", "# Deploy token notes\n\n- Staging cluster tokens rotate weekly.", "tags: [deploy]", "token_hint: ghp_abcdefghijklmnopqrstuvwxyz0123456789")),
 ]  # fmt: skip
 BROKEN = YAML_CASES + SIZE_CASES + TEXT_CASES
-HOSTILE_FILE_COUNT = len(BROKEN) + len(INJECTED) + len(SECRETS) + 1  # + the sparse file
+BAD_NAMES = (b"odd\xff.md", b"esc\x1b[31m.md", b"surrogate\xed\xa0\x80.md")
+HOSTILE_FILE_COUNT = len(BROKEN) + len(INJECTED) + len(SECRETS) + len(BAD_NAMES) + 1  # + sparse
 
 
 @pytest.fixture
@@ -177,6 +178,9 @@ def hostile(project: Path) -> Path:
     for rel, raw, *_ in BROKEN + INJECTED + SECRETS:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(raw)
+    for name in BAD_NAMES:  # names that are not text, each holding an injected memory
+        with open(os.fsencode(root / "knowledge") + b"/" + name, "wb") as fh:
+            fh.write(front("odd-name", "knowledge", f"# Deploy notes\n\n- Staging. {INJECTION}."))
     with open(root / "rules" / "sparse-huge.md", "wb") as fh:  # 8 GiB, almost all holes
         fh.write(front("sparse-huge", "rule", BODY))
         fh.truncate(8 * 1024**3)
@@ -215,6 +219,12 @@ def test_verify_names_each_hostile_file_with_a_stable_code(hostile: Path) -> Non
         if not rel.startswith("working/"):
             assert (rel, code) in codes, (rel, code)
     assert ("rules/sparse-huge.md", "memory.too_large") in codes
+    bad_names = sorted(p for p, c in codes if c == "memory.bad_name")
+    assert bad_names == [
+        "knowledge/esc\\x1b[31m.md",
+        "knowledge/odd\\xff.md",
+        "knowledge/surrogate\\xed\\xa0\\x80.md",
+    ]
     for rel, _raw, _field in INJECTED:
         assert (rel, "memory.unsafe") in codes, rel
     for rel, _raw in SECRETS:
@@ -364,7 +374,7 @@ def api_roots(project: Path):  # type: ignore[no-untyped-def]
 
 def test_the_hostile_inputs_are_counted() -> None:
     """The number the issue's closing note reports (files, CLI inputs, MCP arguments)."""
-    assert HOSTILE_FILE_COUNT == 45
+    assert HOSTILE_FILE_COUNT == 48
 
 
 def test_a_hook_prompt_with_surrogates_and_control_characters_still_routes(project: Path) -> None:

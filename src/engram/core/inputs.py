@@ -182,6 +182,25 @@ def decode_memory_file(raw: bytes) -> str:
     return text
 
 
+def bad_names(root: Root, dirs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(shown path, problem) for `*.md` files whose names are not text: skipped, so named here."""
+    out: list[tuple[str, str]] = []
+    for sub in dirs:
+        try:
+            names = os.listdir(os.path.join(root.path, sub))
+        except OSError:
+            continue
+        for name in names:
+            problem = text_problem(name) if name.endswith(".md") else None
+            if problem:
+                shown = _BAD_FILE_CHAR.sub(
+                    lambda m: f"\\x{ord(m.group()):02x}",
+                    name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                )
+                out.append((f"{sub}/{shown}", f"file name {problem}"))
+    return out
+
+
 # ---------------------------------------------------------------- what a memory shows the agent
 
 # Fields that are Engram's own bookkeeping or the author's attribution (from git config):

@@ -448,6 +448,8 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
 
     Links are left out (a linked folder or file is never loaded); `link_findings` names them.
     """
+    from engram.core.inputs import text_problem
+
     out: list[FileStat] = []
     for sub in dirs:
         folder = os.path.join(root.path, sub)
@@ -460,6 +462,8 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
         with entries:
             for e in entries:
                 if not e.name.endswith(".md") or e.name.startswith("."):
+                    continue
+                if text_problem(e.name):  # bytes or controls: never indexed; verify names it
                     continue
                 try:
                     st = e.stat(follow_symlinks=False)
