@@ -905,3 +905,56 @@ def test_force_never_replaces_a_memory_that_is_not_certainly_the_same_fact(
     )
     assert [w["verdict"] for w in named.data["written"]] == ["UPDATE"]
     assert "exponentially" in target_text(seeded)
+
+
+def test_a_crash_at_every_step_of_a_commit_to_both_roots(
+    seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed between roots: another workspace sharing the global root finishes its part."""
+    import engram.core.store as store
+
+    gdir = tmp_path / "global"
+    assert run("init", "--global-path", str(gdir), cwd=seeded).returncode == 0
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(gdir))
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run("init", cwd=other).returncode == 0
+    real = store.atomic_write
+    steps = 0
+    for step in range(1, 40):
+        lines = f"TYPE: rule | TEXT: Sign release tag {step} with the team key.\n"
+        p = run("save-session", "--propose", "--json", "--scope", "both", cwd=seeded, stdin=lines)
+        assert p.returncode == 0, p.stderr
+        data = json.loads(p.stdout)["data"]
+        token, mid = data["approval_token"], data["candidates"][0]["id"]
+        calls = {"n": 0}
+
+        def write(
+            path: Path, data: str | bytes, calls: dict = calls, step: int = step, **kw: object
+        ) -> None:
+            calls["n"] += 1
+            if calls["n"] == step:
+                raise KeyboardInterrupt
+            real(path, data, **kw)
+
+        monkeypatch.setattr(store, "atomic_write", write)
+        try:
+            api.commit(resolve_roots(seeded), token, "all")
+            died = False
+        except KeyboardInterrupt:
+            died = True
+        monkeypatch.setattr(store, "atomic_write", real)
+        if not died:
+            break
+        steps += 1
+        verify_other = run("verify", cwd=other)  # may finish the global root's own journal
+        no_traceback(verify_other)
+        assert not (gdir / "cache" / commit.JOURNAL_FILE).exists()
+        rerun = run("commit", token, "--approve", "all", cwd=seeded)
+        no_traceback(rerun)
+        assert rerun.returncode == 0 or "already used" in rerun.stderr, rerun.stderr
+        for root in (root_of(seeded), gdir):
+            assert (root / "rules" / f"{mid}.md").exists(), (step, root)
+        assert_clean(seeded)
+        assert run("verify", cwd=other).returncode == 0
+    assert steps >= 5

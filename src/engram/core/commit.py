@@ -1128,9 +1128,9 @@ def commit_payload(
 ) -> Result:
     """Write an unsaved proposal directly (`save-session --force`); same path as commit."""
     numbers = numbers or [e["number"] for e in payload["candidates"]]
-    targets = _target_roots(roots, payload["scopes"])
-    with locked(targets):
-        recoveries = recover_all(roots, targets)
+    _target_roots(roots, payload["scopes"])
+    with locked(roots.all):  # recovery may finish a journal of any root
+        recoveries = recover_all(roots)
         out = _plan(roots, payload, numbers, payload["scopes"], forced=forced)
         result = _outcome_result(payload, out)
         _apply(roots, out, result=result)
