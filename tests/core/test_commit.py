@@ -175,11 +175,11 @@ def test_a_crash_mid_commit_is_finished_by_the_next_command(
     real = store.atomic_write
     calls = {"n": 0}
 
-    def dying_write(path, data):
+    def dying_write(path, data, **kw):
         calls["n"] += 1
         if calls["n"] == 3:  # journal, first file, then the process "dies"
             raise KeyboardInterrupt
-        return real(path, data)
+        return real(path, data, **kw)
 
     monkeypatch.setattr(store, "atomic_write", dying_write)
     with pytest.raises(KeyboardInterrupt):
@@ -212,11 +212,11 @@ def test_verify_finishes_an_interrupted_commit(
     real = store.atomic_write
     calls = {"n": 0}
 
-    def dying_write(path, data):
+    def dying_write(path, data, **kw):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real(path, data)
+        return real(path, data, **kw)
 
     monkeypatch.setattr(store, "atomic_write", dying_write)
     with pytest.raises(KeyboardInterrupt):
