@@ -270,3 +270,32 @@ def test_inline_mcp_servers_table_is_explained_and_left_alone(env):
         assert "inline table" in result.text and "[mcp_servers.docs]" in result.text, result.text
         assert "not valid" not in result.text
         assert config.read_text(encoding="utf-8") == mine
+
+
+def test_a_hand_added_engram_server_gets_the_commit_prompt_on_link(env):
+    """`codex mcp add engram -- engram-mcp` writes no approval table: doctor says so and a
+    link adds `approval_mode = "prompt"` in place, keeping the tables around it."""
+    added = (
+        USER + f'\n[mcp_servers.engram]\ncommand = "{SERVER}"\n\n[mcp_servers.z]\ncommand = "z"\n'
+    )
+    config = write_user_config(env, added)
+    assert "host.codex_approval" in codes(env)
+    assert ops.run("link", ["codex"], glob_scope()).ok
+    assert config.read_text() == added.replace(
+        "\n\n[mcp_servers.z]",
+        '\n\n[mcp_servers.engram.tools.engram_commit]\napproval_mode = "prompt"\n\n[mcp_servers.z]',
+    )
+    assert not codes(env) & {"host.codex_approval", "host.codex_commit_preapproved"}
+
+
+def test_a_stray_end_marker_left_by_codex_does_not_confuse_a_new_link(env):
+    """After Codex dropped Engram's table (`codex mcp remove engram`), only the end marker
+    is left: link writes a fresh block and drops the stray line; unlink gives the rest back."""
+    left_by_codex = USER + '\n[mcp_servers.other]\ncommand = "foo"\n# <<< engram:end <<<\n'
+    config = write_user_config(env, left_by_codex)
+    assert ops.list_links(env["project"]).data["links"] == []
+    assert ops.run("link", ["codex"], glob_scope()).ok
+    text = config.read_text()
+    assert text.count("engram:end") == 1 and text.index("engram:begin") < text.index("engram:end")
+    assert ops.run("unlink", ["codex"], glob_scope()).ok
+    assert config.read_text() == USER + '\n[mcp_servers.other]\ncommand = "foo"\n'

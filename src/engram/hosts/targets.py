@@ -494,10 +494,11 @@ class TomlServerBlock(TextBlock):
         if not isinstance(commit, dict):
             commit = tomlkit.table()
             commit.add("approval_mode", mode)
+            commit.add(tomlkit.nl())  # a blank line before the table that follows
             tools.add("engram_commit", commit)
         elif commit.get("approval_mode") != mode:
             commit["approval_mode"] = mode
-        new = strip_toml_markers(tomlkit.dumps(doc))
+        new = _cap_trailing_newlines(strip_toml_markers(tomlkit.dumps(doc)), text)
         _toml_check(new)
         return new
 
