@@ -222,7 +222,9 @@ def codex_exec(
         return events
 
     with fake_model.serve(script) as model:
-        argv = [str(codex), "exec", "--json", "--skip-git-repo-check", *codex_provider(model.url)]
+        # --strict-config: Codex refuses a config.toml with a field it does not know.
+        argv = [str(codex), "exec", "--json", "--strict-config", "--skip-git-repo-check"]
+        argv += codex_provider(model.url)
         done = box.run([*argv, prompt], offline=False, env={"OPENAI_API_KEY": "sk-offline"})
         requests = model.model_requests("/responses")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -348,7 +350,9 @@ def trust_gemini_folder(box: Sandbox) -> None:
 def gemini_row(box: Sandbox, gemini: Path) -> str:
     listed = box.run([str(gemini), "mcp", "list"])
     assert listed.returncode == 0, listed.stderr
-    # Gemini CLI prints the listing on stderr.
+    # Gemini CLI prints the listing on stderr, and validates settings.json (hooks included)
+    # against its schema first.
+    assert "Invalid configuration" not in listed.stdout + listed.stderr, listed.stderr
     lines = (listed.stdout + listed.stderr).splitlines()
     return next((ln for ln in lines if "engram:" in ln), "")
 
@@ -403,6 +407,16 @@ def opencode_row(box: Sandbox, opencode: Path) -> str:
     return next((ln.strip("│● ") for ln in lines if " engram" in ln), "")
 
 
+def opencode_resolved_entry(box: Sandbox, opencode: Path) -> object:
+    """`mcp.engram` as OpenCode resolved it: keys outside its schema would be dropped."""
+    shown = box.run([str(opencode), "debug", "config"])
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout).get("mcp", {}).get("engram")
+
+
+ENTRY = {"type": "local", "command": [SERVER], "enabled": True}
+
+
 def test_opencode_workspace_connects_and_unlink_restores(box: Sandbox) -> None:
     opencode = host_program("opencode")
     box.write(
@@ -415,6 +429,7 @@ def test_opencode_workspace_connects_and_unlink_restores(box: Sandbox) -> None:
 
     linked = box.link("opencode")
     assert touched(linked) == ["AGENTS.md", "opencode.jsonc"] and notes(linked) == []
+    assert opencode_resolved_entry(box, opencode) == ENTRY
     row = opencode_row(box, opencode)
     assert re.match(r"✓ engram\s+connected", row), row
 
@@ -431,6 +446,7 @@ def test_opencode_global_connects_and_unlink_restores(box: Sandbox) -> None:
     before = box.files(user, ["opencode.jsonc", "opencode.json", "AGENTS.md"])
     linked = box.link("opencode", "--global")
     assert notes(linked) == []
+    assert opencode_resolved_entry(box, opencode) == ENTRY
     row = opencode_row(box, opencode)
     assert re.match(r"✓ engram\s+connected", row), row
 
