@@ -326,17 +326,24 @@ def _parts(text: str) -> tuple[str, ...]:
     )
 
 
+# A memory is a few sentences; a hand-written giant is compared on its beginning only,
+# so that one file cannot make every verdict slow.
+MAX_COMPARED_CHARS = 4_000
+
+
 def analyse(text: str) -> Profile:
     """Units, polarity and markers of one text (pure: same text, same profile)."""
-    return _analyse(text)
+    return _analyse(text[:MAX_COMPARED_CHARS])
 
 
 def _is_start(text: str, pos: int) -> bool:
-    before = text[:pos].rstrip()
-    return not before or before[-1] in ".!?:;(\"'" or before.endswith(("-", "*"))
+    before = text[max(0, pos - 64) : pos].rstrip()
+    if not before:
+        return pos < 64 or not text[:pos].strip()
+    return before[-1] in ".!?:;(\"'" or before.endswith(("-", "*"))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def _analyse(text: str) -> Profile:
     text = text.replace("’", "'").replace("\u00a0", " ")
     text = _EMPHASIS.sub("", text)  # _Never_ and **never** say never
