@@ -1,4 +1,4 @@
-"""`engram benchmark CASES.json`: measure routing quality against labelled cases."""
+"""`engram benchmark CASES.json …`: measure routing quality against labelled cases."""
 
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run labelled routing cases and report recall, forbidden loads and tokens",
         description=(
             "Run every case of CASES.json through `engram load` on a temporary copy of its "
-            "workspace. Exits 1 when must-load recall is under the threshold or a forbidden "
-            "memory loads."
+            "workspace and report, per suite and per category, must-recall@8 over bodies and "
+            "cards, forbidden loads, empty-case precision and tokens. Exits 1 when must-load "
+            "recall is under the threshold or a forbidden memory loads as a body. With "
+            "--leave-one-out and several files: choose the confidence thresholds on all "
+            "suites but one and report the one left out, for each in turn."
         ),
     )
-    p.add_argument("cases", metavar="CASES.json", help="the labelled cases file")
+    p.add_argument("cases", metavar="CASES.json", nargs="+", help="labelled cases file(s)")
     p.add_argument(
         "--min-recall",
         type=_recall,
@@ -36,11 +39,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="R",
         help="required must-load recall, 0 to 1 (default 0.95)",
     )
+    p.add_argument(
+        "--leave-one-out",
+        action="store_true",
+        help="choose thresholds on the other suites and report each suite left out",
+    )
+    p.add_argument(
+        "--unseen",
+        metavar="CASES.json",
+        action="append",
+        default=[],
+        help="a suite never used to choose anything, reported with the router's defaults",
+    )
     add_json_flag(p)
     p.set_defaults(func=run_benchmark)
 
 
 def run_benchmark(args: argparse.Namespace) -> int:
-    from engram.core.benchmark import run_routing_benchmark
+    from engram.core.benchmark import leave_one_out, run_routing_benchmark
+    from engram.core.errors import UsageError
 
-    return emit(run_routing_benchmark(Path(args.cases), min_recall=args.min_recall), args)
+    if args.leave_one_out:
+        res = leave_one_out([Path(c) for c in args.cases], [Path(u) for u in args.unseen])
+        return emit(res, args)
+    if len(args.cases) > 1 or args.unseen:
+        raise UsageError("several cases files or --unseen need --leave-one-out")
+    return emit(run_routing_benchmark(Path(args.cases[0]), min_recall=args.min_recall), args)

@@ -42,19 +42,27 @@ def load(
     limit: int | None = None,
     objective: str | None = None,
     count_usage: bool = True,
+    paths: list[str] | None = None,
+    branch: str = "",
+    max_bodies: int | None = None,
+    thin_cards: bool = True,
 ) -> Result:
-    """Route a task to memories and render them in tiers within the token budget.
+    """Route a task to memories and render them in confidence tiers within the token budget.
 
     data: selected_keys, body_keys, card_ids, omitted_ids, tokens, task_type, signature.
+    Confident memories are bodies, plausible ones cards, unsure ones are left out.
     `ids` loads those memories' bodies (budget ignored). `objective` lets working notes
-    with that objective render as bodies (others are cards).
+    with that objective render as bodies (others are cards). `paths` (files the work
+    touches) and `branch` are task signals besides the query. `max_bodies` caps the
+    bodies (a hook's noise budget); `thin_cards=False` drops the cards of a one-word task.
     """
     from engram.core.read import load_memories_for_task
 
     return load_memories_for_task(
         roots, query, ids=ids, budget_tokens=budget_tokens, disclosure=disclosure, full=full,
         explain=explain, all_=all_, dry_run=dry_run, roles=roles, limit=limit,
-        objective=objective, count_usage=count_usage,
+        objective=objective, count_usage=count_usage, paths=paths, branch=branch,
+        max_bodies=max_bodies, thin_cards=thin_cards,
     )  # fmt: skip
 
 

@@ -23,10 +23,12 @@ from engram.core.render import (
 from engram.core.results import Diagnostic, Result
 from engram.core.roots import Roots
 from engram.core.routing import (
+    CARD_CONFIDENCE,
     Candidate,
     Visibility,
     VisibleLookup,
     classify_task,
+    grade,
     query_terms,
     rank,
     select_with_prerequisites,
@@ -259,7 +261,16 @@ def load_memories_for_task(
     limit: int | None = None,
     objective: str | None = None,
     count_usage: bool = True,
+    max_bodies: int | None = None,
+    thin_cards: bool = True,
+    paths: list[str] | None = None,
+    branch: str = "",
 ) -> Result:
+    """Route `query` (or load `ids`) and render the pack in confidence tiers within `budget`.
+
+    `max_bodies` caps the confident bodies (the rest become cards: a hook's noise budget);
+    `thin_cards=False` drops the cards of a task with at most one meaningful word.
+    """
     if disclosure not in DISCLOSURES:
         raise UsageError(f"invalid disclosure {disclosure!r}: expected one of auto, cards, bodies")
     if ids:
@@ -284,26 +295,61 @@ def load_memories_for_task(
             "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
         )
     task_type = classify_task(query) if query else "startup"
+    terms = query_terms(query) if query else []
+    graded: list[dict[str, Any]] = []
+    if query is not None:
+        grade(selected, terms, dropped=dropped)
+        if explain:
+            graded = [_graded_entry(ctx, c, variant) for c in selected]
+        unsure = [c for c in selected if c.tier == "unsure"]
+        for c in unsure:
+            c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
+        dropped = unsure + dropped
+        thin = len(terms) <= 1
+        if thin and not thin_cards:
+            selected = [c for c in selected if c.tier == "body"]
+        # confident memories first (in load order, prerequisites before dependents), then cards
+        selected = [c for c in selected if c.tier == "body"] + [
+            c for c in selected if c.tier == "card"
+        ]
+        if max_bodies is not None:
+            for c in [c for c in selected if c.tier == "body"][max_bodies:]:
+                c.tier = "card"
+                c.reason = c.reason or f"over the {max_bodies} bodies a prompt may inject"
 
     withheld: list[dict[str, str]] = []
     screened = [(c, _screen(ctx, c.row, withheld)) for c in selected]
     selected = [c for c, m in screened if m is not None]
     mems = [m for _c, m in screened if m is not None]
     bodies: list[str | None] = []
-    for mem in mems:
+    for cand, mem in zip(selected, mems, strict=True):
         other_objective = (
             objective is not None
             and mem.tier == "working"
             and not _same_objective(objective, mem.objective)
         )
+        card_only = cand.tier == "card" and disclosure == "auto"
         bodies.append(
-            None if other_objective else render_full(mem) if full else render_compact(mem, variant)
+            None
+            if other_objective or card_only
+            else render_full(mem)
+            if full
+            else render_compact(mem, variant)
         )
+    confident = any(c.tier == "body" for c in selected)
     header_query = f'"{query}"' if query else "session start"
     title = f"Engram memory for {header_query} · task type: {task_type}"
+    if selected and not confident:
+        title += " · no confident match: cards only, load one by its id if it applies"
     tiers, pack_text = fit_pack(
         title, [m.id for m in mems], bodies, [render_card(m) for m in mems], budget, disclosure
     )
+    if not mems:
+        pack_text = f"No memory is a confident or plausible match for {header_query}" + (
+            f" (terms: {', '.join(terms)}); nothing loaded."
+            if terms
+            else " (no meaningful terms in the task); nothing loaded."
+        )
     body_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t == "body"]
     card_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "card"]
     omitted_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "omitted"]
@@ -326,12 +372,6 @@ def load_memories_for_task(
         text_parts.append(f"Dry run for {header_query} · task type: {task_type} (nothing counted)")
         for m, t in zip(mems, tiers, strict=True):
             text_parts.append(f"- {t}: {m.type} `{m.id}` — {m.title}")
-    elif not mems:
-        terms = query_terms(query or "")
-        text_parts.append(
-            f"No memory matched {header_query}"
-            + (f" (terms: {', '.join(terms)})." if terms else " (no meaningful terms in the task).")
-        )
     else:
         text_parts.append(pack_text)
     if withheld:
@@ -361,6 +401,8 @@ def load_memories_for_task(
     }
     if explain:
         data["explain"] = _explain_data(query, selected, tiers, dropped)
+        data["explain"]["graded"] = graded
+        data["pack_tokens"] = estimate_tokens(pack_text)
     ctx.result.text = text
     ctx.result.data = data
     return ctx.result
@@ -387,6 +429,19 @@ def _evidence(c: Candidate) -> dict[str, Any]:
         "parts": c.parts,
         "matched_terms": c.matched,
         "reason": c.reason,
+        "confidence": c.confidence,
+        "tier": c.tier,
+    }
+
+
+def _graded_entry(ctx: ReadContext, c: Candidate, variant: str) -> dict[str, Any]:
+    """One routed memory as the benchmark re-tiers it: confidence and what each tier costs."""
+    mem = ctx.index.memory(c.row["rowid"])
+    return {
+        "id": c.row["id"],
+        "confidence": c.confidence,
+        "body_tokens": estimate_tokens(render_compact(mem, variant)),
+        "card_tokens": estimate_tokens(render_card(mem)),
     }
 
 
@@ -415,10 +470,13 @@ def _explain_text(
         why = f" · {c.reason}" if c.reason else ""
         matched = ", ".join(c.matched) or "-"
         lines.append(
-            f"{n}. {c.row['id']} ({c.row['type']}, {c.row['scope']}) → {t} · score {c.score:g} [{parts}] · matched: {matched}{why}"
+            f"{n}. {c.row['id']} ({c.row['type']}, {c.row['scope']}) → {t} · confidence {c.confidence:.2f}"
+            f" · score {c.score:g} [{parts}] · matched: {matched}{why}"
         )
     for c in dropped:
-        lines.append(f"- not loaded: {c.row['id']} · score {c.score:g} · {c.reason}")
+        lines.append(
+            f"- not loaded: {c.row['id']} · confidence {c.confidence:.2f} · score {c.score:g} · {c.reason}"
+        )
     return "\n".join(lines)
 
 

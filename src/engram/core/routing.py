@@ -30,6 +30,7 @@ STOPWORDS = frozenset(
     took tried try trying two under until up urgent versus very via vs wait waiting want wants
     was way we we're went were what whats when where wheres which while who whole whom why will
     with within without won't worked works would yesterday yet you your yours
+    awesome cheers cool great lgtm looked looking looks nice perfect sounds thx ty
     """.split()
 )
 # Words about Engram or about work in general: they never admit a memory on their own.
@@ -209,7 +210,18 @@ def classify_task(query: str) -> str:
 class Candidate:
     """A memory row being considered for a pack, with its score and the evidence for it."""
 
-    __slots__ = ("idf_share", "matched", "named", "parts", "reason", "row", "score")
+    __slots__ = (
+        "confidence",
+        "idf_share",
+        "matched",
+        "named",
+        "parts",
+        "pulled_by",
+        "reason",
+        "row",
+        "score",
+        "tier",
+    )
 
     def __init__(
         self,
@@ -227,6 +239,9 @@ class Candidate:
         # Rare query terms its title or tags name: such a memory is never cut for a low score.
         self.named: frozenset[str] = frozenset()
         self.idf_share = 1.0  # share of the query's informative weight (idf) that it matches
+        self.confidence = 1.0  # how sure the router is that the memory applies (see `grade`)
+        self.tier = "body"  # what the confidence earns: "body", "card" or "unsure"
+        self.pulled_by = ""  # for a prerequisite: the id of the memory that needs it
 
     @property
     def key(self) -> tuple[str, str]:
@@ -466,10 +481,81 @@ def select_with_prerequisites(
             continue
         for p in new:
             chosen[p] = Candidate(visible[p], 0.0, {}, [], f"prerequisite of {mid}")
+            chosen[p].pulled_by = mid
             order_rank[p] = pos - 0.5
         chosen[mid] = cand
         order_rank[mid] = pos
     return _topological(chosen, order_rank), dropped, sorted(set(missing))
+
+
+# Confidence (see `grade`): absolute evidence that a memory applies, from 0 to 1. The
+# weights say what counts as evidence; the two tier thresholds are chosen by
+# `engram benchmark` leave-one-suite-out on the labelled suites (the defaults below are
+# the choice on all of them) and are the only constants tuned on data.
+CONF_IDF, CONF_REL, CONF_NAMED, CONF_TRIGGER = 0.5, 0.3, 0.1, 0.2
+BODY_CONFIDENCE = 0.6  # at or above: the body is shown
+CARD_CONFIDENCE = 0.2  # at or above: a one-line card; below: nothing
+THIN_FACTOR = 0.5  # a task of one meaningful word: only a clear match keeps its confidence
+
+
+def confidence(cand: Candidate, top: float) -> float:
+    """How sure the router is that `cand` applies, from evidence that does not depend on rank:
+
+    0.5 × the share of the task's informative (idf) weight the memory matches (coverage,
+    weighted so rare words count more) + 0.3 × its score relative to the best match
+    (agreement of the field, tag and trigger signals) + 0.1 per rare task word its title or
+    tags name (at most two) + 0.2 when a trigger phrase a person wrote for it is in the task.
+    """
+    named = len(cand.named - {TRIGGERED})
+    value = (
+        CONF_IDF * cand.idf_share
+        + CONF_REL * (cand.score / top if top > 0 else 0.0)
+        + CONF_NAMED * min(named, 2)
+        + CONF_TRIGGER * (TRIGGERED in cand.named)
+    )
+    return round(min(value, 1.0), 4)
+
+
+def grade(
+    selected: list[Candidate],
+    terms: list[str],
+    *,
+    body_at: float = BODY_CONFIDENCE,
+    card_at: float = CARD_CONFIDENCE,
+    dropped: list[Candidate] | None = None,
+) -> None:
+    """Set each candidate's confidence and tier (body, card or unsure), in place.
+
+    A prerequisite is as sure as the memory that needs it. A task with at most one
+    meaningful word ("commit this", "thanks", "continue") says too little to be sure of
+    several memories: only the best match keeps its confidence, and only when its title,
+    tags or a trigger name the word; every other one counts for half.
+    """
+    own = [c for c in selected if not c.pulled_by]
+    top = max((c.score for c in own), default=0.0)
+    for c in own:
+        c.confidence = confidence(c, top)
+    if len(terms) <= 1 and own:
+        leader = max(own, key=lambda c: (c.confidence, c.score))
+        for c in own:
+            if c is not leader or not c.named:
+                c.confidence = round(c.confidence * THIN_FACTOR, 4)
+    by_id = {c.row["id"]: c for c in own}
+    for c in selected:
+        if c.pulled_by:
+            c.confidence = by_id[c.pulled_by].confidence if c.pulled_by in by_id else 0.0
+    for c in selected:
+        c.tier = tier_for(c.confidence, body_at, card_at)
+    for c in dropped or []:  # for --explain: what the dropped ones would have scored
+        c.confidence = confidence(c, top)
+        c.tier = "unsure"
+
+
+def tier_for(
+    conf: float, body_at: float = BODY_CONFIDENCE, card_at: float = CARD_CONFIDENCE
+) -> str:
+    """The tier a confidence earns: "body", "card" or "unsure" (not shown)."""
+    return "body" if conf >= body_at else "card" if conf >= card_at else "unsure"
 
 
 def _prerequisites(mid: str, visible: VisibleLookup, missing: list[str]) -> list[str]:
