@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,55 @@ def test_unknown_host_or_event_is_not_fatal(ws):
         timeout=60,
     )
     assert proc.returncode == 0 and proc.stdout == "" and "unknown host" in proc.stderr
+
+
+# ---------------------------------------------------------------- links a repository may commit
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    v = tmp_path / "outside" / "bashrc"
+    v.parent.mkdir()
+    v.write_bytes(b"export PATH=/usr/bin\n" * 4000)  # past the log's size limit, too
+    return v
+
+
+@pytest.mark.parametrize("host", ["claude", "gemini"])
+def test_a_linked_hook_log_is_never_written_and_the_hook_still_answers(ws, victim, host):
+    cache = ws["project"] / ".agents/.engram/cache"
+    cache.mkdir(exist_ok=True)
+    (cache / "hook.log").symlink_to(victim)
+    before = victim.read_bytes()
+    out, _ = hook(ws, host, "session-start", start(ws))
+    assert out and "hookSpecificOutput" in out  # answered as usual
+    (ws["project"] / ".agents/.engram/config.json").write_text("[1, 2", encoding="utf-8")
+    for event, payload in (("session-start", start(ws)), ("user-prompt-submit", prompt(ws, "x"))):
+        out, proc = hook(ws, host, event, payload)  # fails inside: the log path is taken
+        assert out is None and proc.stdout == ""
+    assert victim.read_bytes() == before and (cache / "hook.log").is_symlink()
+    (cache / "hook.log").unlink()
+    hook(ws, host, "session-start", start(ws))
+    assert "error" in (cache / "hook.log").read_text()
+
+
+def test_a_linked_hook_cache_is_not_written_and_every_prompt_is_answered(ws, victim):
+    cache = ws["project"] / ".agents/.engram/cache"
+    cache.mkdir(exist_ok=True)
+    (cache / "hook-state.json").symlink_to(victim)
+    before = victim.read_bytes()
+    for _ in range(2):  # nothing remembered, so nothing is "reused": each answer carries memory
+        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, "prepare the release"))
+        assert out and "release" in out["hookSpecificOutput"]["additionalContext"].lower()
+    assert victim.read_bytes() == before
+
+
+def test_a_linked_cache_folder_gets_no_log_and_no_state(ws, victim):
+    root = ws["project"] / ".agents/.engram"
+    shutil.rmtree(root / "cache", ignore_errors=True)
+    (root / "cache").symlink_to(victim.parent, target_is_directory=True)
+    names = sorted(p.name for p in victim.parent.iterdir())
+    out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, "prepare the release"))
+    assert out and "hookSpecificOutput" in out
+    (root / "config.json").write_text("[1, 2", encoding="utf-8")
+    hook(ws, "claude", "session-start", start(ws))
+    assert sorted(p.name for p in victim.parent.iterdir()) == names
