@@ -37,7 +37,7 @@ _FOREIGN_STOPWORDS = """
 el la los las un una unos unas de del al y o en con por para que se es son su sus lo
 como más pero sin sobre entre este esta estos estas ese esa muy ya también cada todo todos
 le les des du et ou dans avec pour par que qui sur est sont au aux ce cette ces son sa ses
-une il elle nous vous leur leurs être plus pas tout tous toute toutes chaque afin
+une il elle nous vous leur leurs être plus tout tous toute toutes chaque afin ne
 der die das den dem des ein eine einer eines einem einen und oder in im mit für von zu
 zum zur auf ist sind bei aus um an am als auch wie wird werden jede jeder jedes alle
 o a os as um uma uns umas do da dos das no na nos nas em com por para que é são seu sua
@@ -50,7 +50,7 @@ NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
     mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
     disabled forbid forbidden forbids disallow disallowed nor none neither nothing nobody nowhere
-    nunca jamás jamas ningún ninguna ne pas jamais aucun aucune sans nicht nie niemals kein
+    nunca jamás jamas ningún ninguna pas jamais aucun aucune sans nicht nie niemals kein
     keine keinen keinem keiner ohne não nao nenhum nenhuma sem""".split()
 )
 # "no" and "non" are negations in several languages; "nein" alone is an answer, not a rule.
