@@ -181,13 +181,14 @@ def test_a_crash_mid_commit_is_finished_by_the_next_command(
             raise KeyboardInterrupt
         return real(path, data, **kw)
 
+    token = api.propose(
+        roots,
+        "TYPE: rule | TEXT: Never squash merge pull requests.\n"
+        "TYPE: knowledge | TEXT: The linter is ruff.",
+    ).data["approval_token"]
     monkeypatch.setattr(store, "atomic_write", dying_write)
     with pytest.raises(KeyboardInterrupt):
-        api.save_session_force(
-            roots,
-            "TYPE: rule | TEXT: Never squash merge pull requests.\n"
-            "TYPE: knowledge | TEXT: The linter is ruff.",
-        )
+        api.commit(roots, token, "all")
     monkeypatch.setattr(store, "atomic_write", real)
     assert (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
     from engram.core.integrity import check_root
