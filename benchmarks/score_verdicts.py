@@ -44,6 +44,7 @@ class Outcome:
     got: str  # the verdict line, with the possible duplicate when there is one
     correct: bool
     lost: bool
+    flagged: bool = False  # an expected ADD shown as a possible duplicate (a commit defers it)
 
 
 @dataclass
@@ -53,6 +54,10 @@ class Score:
     @property
     def accuracy(self) -> float:
         return sum(o.correct for o in self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+
+    @property
+    def flagged(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.flagged]
 
     @property
     def lost(self) -> list[Outcome]:
@@ -127,7 +132,8 @@ def score_case(case: dict[str, Any]) -> Outcome:
     )
     got = v.line() + (f" (possible duplicate of {j.possible_duplicate})" if j.possible_duplicate
                       else "")  # fmt: skip
-    return Outcome(case, got, correct, lost)
+    flagged = expected == "ADD" and bool(j.possible_duplicate)
+    return Outcome(case, got, correct, lost, flagged)
 
 
 def score(cases: list[dict[str, Any]]) -> Score:
@@ -140,8 +146,10 @@ def _expected(case: dict[str, Any]) -> str:
 
 
 def report(s: Score, *, show_all: bool = False) -> str:
+    adds = sum(o.case["expected"] == "ADD" for o in s.outcomes)
     lines = [f"verdict accuracy {s.accuracy:.3f} on {len(s.outcomes)} cases; "
-             f"lost facts: {len(s.lost)}", ""]  # fmt: skip
+             f"lost facts: {len(s.lost)}; new facts held as possible duplicates: "
+             f"{len(s.flagged)} of {adds}", ""]  # fmt: skip
     lines.append(f"{'category':<20} {'correct':>8} {'cases':>6} {'accuracy':>9}")
     for cat, (ok, n) in s.by_category().items():
         lines.append(f"{cat:<20} {ok:>8} {n:>6} {ok / n:>9.3f}")
@@ -182,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             "accuracy": round(s.accuracy, 4),
             "cases": len(s.outcomes),
             "categories": {k: {"correct": a, "cases": b} for k, (a, b) in s.by_category().items()},
+            "possible_duplicates_on_add": [o.case["id"] for o in s.flagged],
             "lost_facts": [{"id": o.case["id"], "expected": _expected(o.case), "got": o.got}
                            for o in s.lost],
         }, indent=2))  # fmt: skip

@@ -27,6 +27,7 @@ from engram.core.candidates import STOPWORDS as _EN_STOPWORDS
 
 # Kinds of unit. Values change while the subject stays; names pick the subject.
 VALUE_KINDS = frozenset({"number", "version", "address", "time"})
+IDENT_KINDS = frozenset({"code", "url", "email", "path", "dotted", "ident", "flag", "env"})
 NAME_KINDS = frozenset(
     {"code", "url", "email", "quoted", "path", "dotted", "ident", "flag", "name", "env"}
 )
@@ -115,7 +116,7 @@ FILLER_WORDS = frozenset(
     must should shall want wants expect kept keep keeps""".split()
 )
 ENV_NAMES = frozenset(
-    """staging stage production prod dev development qa uat preprod sandbox canary demo""".split()
+    """staging production prod dev development qa uat preprod sandbox canary demo""".split()
 )
 NUMBER_WORDS = {
     w: str(i)
@@ -668,9 +669,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     # One unit swapped in an otherwise identical sentence is another subject ("the orders
     # table …" / "the events table …", "do not log request bodies" / "log request
     # headers"), unless it is a value or the candidate says what changed or is replaced.
-    swapped = (
-        len(only_c) == 1 and len(only_m) == 1 and not vals_c and _same_frame(cand, ok_c, mem, ok_m)
-    )
+    swapped = not vals_c and not vals_m and _swapped(cand, ok_c, mem, ok_m)
 
     # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
     replaces = bool(cand.replaced) and any(k in mem.keyset or k in mem.mentions
@@ -745,7 +744,15 @@ def relate(cand: Profile, mem: Profile) -> Relation:
 
     if names_c and not _in_order(mem.keys, cand.keys) and cover_c < 0.5:
         return Relation("different", score, False, _why_different(names_c, names_m))
-    if anchor and score >= 0.5 and cover_m >= 0.5:
+    # A rewording names the same things: an identifier, path or URL only one text has
+    # ("react-dom" / "react") makes it another fact.
+    new_ids = [
+        u
+        for u, other in [*((u, mem) for u in names_c), *((u, cand) for u in names_m)]
+        if u.kind in IDENT_KINDS
+        and (u.kind != "ident" or any(p in other.mentions for p in u.parts))
+    ]
+    if anchor and score >= 0.5 and cover_m >= 0.5 and not new_ids:
         return Relation("paraphrase", score, False, "same subject in other words")
     return Relation("different", score, False, _why_different(names_c, names_m))
 
@@ -805,6 +812,19 @@ def _first_only(units: tuple[Unit, ...], ok: list[bool], kinds: frozenset[str]) 
         elif u.kind in kinds:
             return seen
     return seen
+
+
+def _swapped(a: Profile, ok_a: list[bool], b: Profile, ok_b: list[bool]) -> bool:
+    """One block of up to three units put in place of another in the same sentence (a
+    template: "build artifacts are uploaded to GCS" / "test reports are uploaded to GCS")."""
+    only_a = [u for u, o in zip(a.units, ok_a, strict=True) if not o]
+    only_b = [u for u, o in zip(b.units, ok_b, strict=True) if not o]
+    if not (1 <= len(only_a) <= 3 and 1 <= len(only_b) <= 3) or not _same_frame(a, ok_a, b, ok_b):
+        return False
+    ia = [i for i, o in enumerate(ok_a) if not o]
+    ib = [i for i, o in enumerate(ok_b) if not o]
+    contiguous = ia[-1] - ia[0] == len(ia) - 1 and ib[-1] - ib[0] == len(ib) - 1
+    return contiguous and sum(ok_a[: ia[0]]) == sum(ok_b[: ib[0]])
 
 
 def _same_frame(a: Profile, ok_a: list[bool], b: Profile, ok_b: list[bool]) -> bool:
