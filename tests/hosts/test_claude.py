@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from pathlib import Path
+
+import pytest
 
 from engram.hosts import claude, ops
 
@@ -68,6 +72,15 @@ def test_bare_command_only_when_path_finds_this_installation(env, tmp_path, monk
     assert entry == {"command": "engram-mcp", "args": []}
     settings = (env["project"] / ".claude" / "settings.json").read_text()
     assert '"engram hook claude session-start"' in settings
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the suite runs outside a virtualenv")
+def test_an_activated_venv_on_path_still_gives_the_absolute_path(env, monkeypatch):
+    """`engram link` run in a shell with the venv activated: the host, started from a
+    launcher or another terminal, will not have that venv on its PATH."""
+    monkeypatch.setenv("PATH", str(Path(SERVER).parent))
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert scope.server == (SERVER,) and scope.engram == (ENGRAM,)
 
 
 def test_R_INS_3_global_engram_hooks_count_for_a_workspace_link(env):

@@ -20,7 +20,7 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture
 def env_path(monkeypatch) -> dict[str, str]:
-    """PATH with the installed executables first, so registrations use bare `engram-mcp`."""
+    """PATH with the installed executables first, as in a shell where the venv is activated."""
     if not (BIN / "engram-mcp").exists():
         pytest.skip("the engram-mcp executable is not installed next to this Python")
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -86,7 +86,8 @@ def test_R_INS_4_a_person_written_entry_changes_only_with_force(example_project,
     forced = engram("link", "claude", "--no-hooks", "--force", cwd=example_project, env=env_path)
     assert forced.returncode == 0, forced.stderr
     servers = json.loads(path.read_text())["mcpServers"]
-    assert servers["engram"]["command"] == "engram-mcp"
+    # an activated venv is on this shell's PATH, not on the host's: the absolute path
+    assert servers["engram"]["command"] == str(BIN / "engram-mcp")
     assert servers["other"] == {"command": "o"}
 
 

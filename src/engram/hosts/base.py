@@ -174,17 +174,34 @@ def same_installation(found: str | Path, name: str) -> bool:
         return False
 
 
+def _only_by_activation(found: str) -> bool:
+    """Whether PATH finds `found` only because this virtualenv is activated in this shell:
+    the script sits in the venv's own scripts folder, which a host started from elsewhere
+    (a desktop launcher, another terminal) does not have on its PATH. pipx and uv tool link
+    their scripts into a shared folder (~/.local/bin), which is not this case."""
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return False  # not a virtualenv: its scripts folder is on PATH for good
+    try:
+        folder = Path(found).parent.resolve()
+        return any(folder == d.resolve() for d in scripts_dirs())
+    except OSError:
+        return True
+
+
 def command_for(name: str, module: str) -> tuple[str, ...]:
     """What really starts this installation's `name` from a host, whatever the host's PATH.
 
-    Bare `name` only when PATH resolves it to this installation; otherwise its absolute path
-    (as pre-commit registers its interpreter); the pinned runner form only when that release
-    is installable; as a last resort this interpreter with `-m` (a source checkout).
+    Bare `name` only when PATH resolves it to this installation through a folder that is
+    on PATH for good; otherwise its absolute path (as pre-commit registers its interpreter);
+    the pinned runner form only when that release is installable; as a last resort this
+    interpreter with `-m` (a source checkout without scripts).
     """
     import sys
 
     found = shutil.which(name)
-    if found and same_installation(found, name):
+    if found and same_installation(found, name) and not _only_by_activation(found):
         return (name,)
     script = installed_script(name)
     if script is not None:
