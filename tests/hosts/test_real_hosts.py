@@ -452,3 +452,80 @@ def test_opencode_global_connects_and_unlink_restores(box: Sandbox) -> None:
 
     box.ok("unlink", "opencode", "--global")
     assert box.files(user, ["opencode.jsonc", "opencode.json", "AGENTS.md"]) == before
+
+
+def gemini_turn(box: Sandbox, gemini: Path, prompt: str) -> tuple[str, list]:
+    """One `gemini -p --debug` turn against the scripted model: (debug output, requests)."""
+
+    def script(request: fake_model.Request) -> list[fake_model.Event]:
+        answer = fake_model.gemini_text("Done.")
+        if ":streamGenerateContent" in request.path:
+            return answer
+        return [{"type": "json", "body": answer[0]}]  # generateContent, not streamed
+
+    # The person's user settings: an API key login and no usage statistics.
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    settings["privacy"] = {"usageStatisticsEnabled": False}
+    box.write(".gemini/settings.json", json.dumps(settings), base=box.home)
+    with fake_model.serve(script) as model:
+        env = {"GEMINI_API_KEY": "offline-test", "GOOGLE_GEMINI_BASE_URL": model.url}
+        # A fixed model: "auto" would first ask a router model and retry it for minutes.
+        argv = [str(gemini), "-p", prompt, "-m", "gemini-2.5-flash", "--debug"]
+        done = box.run(argv, offline=False, env=env)
+        requests = model.model_requests(":streamGenerateContent")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout + done.stderr, requests
+
+
+def hook_contexts(requests: list[fake_model.Request]) -> list[str]:
+    """The `<hook_context>` blocks Gemini CLI put in the person's message to the model."""
+    texts = [
+        part.get("text", "")
+        for request in requests
+        for content in request.body.get("contents", [])
+        for part in content.get("parts", [])
+    ]
+    return [
+        m for text in texts for m in re.findall(r"<hook_context>(.*?)</hook_context>", text, re.S)
+    ]
+
+
+def test_gemini_hooks_run_and_reach_the_model(box: Sandbox) -> None:
+    gemini = host_program("gemini")
+    box.ok("save", "rule", "Release with make release after tagging the version", "-f")
+    box.ok("set-read", "always")
+    box.link("gemini")
+    trust_gemini_folder(box)  # Gemini CLI runs a project's hooks only in a trusted folder
+
+    log, requests = gemini_turn(box, gemini, "How do we release?")
+
+    assert "Invalid configuration" not in log
+    assert "Hook execution for SessionStart: 1 hooks executed successfully" in log
+    assert "Hook execution for BeforeAgent: 1 hooks executed successfully" in log
+    contexts = hook_contexts(requests)
+    assert any(c.startswith("Engram memory for session start") for c in contexts), contexts
+    assert any(c.startswith('Engram memory for "') for c in contexts), contexts
+    assert all("Release with make release after tagging the version" in c for c in contexts)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Gemini CLI 0.61 hands BeforeAgent the prompt with the SessionStart <hook_context> "
+        "already prepended, and `engram hook gemini user-prompt-submit` routes on (and echoes) "
+        "that whole text; the hook should drop <hook_context> blocks from a Gemini prompt"
+    ),
+)
+def test_gemini_prompt_hook_routes_on_the_person_prompt(box: Sandbox) -> None:
+    gemini = host_program("gemini")
+    box.ok("save", "rule", "Release with make release after tagging the version", "-f")
+    box.ok("set-read", "always")
+    box.link("gemini")
+    trust_gemini_folder(box)
+
+    _, requests = gemini_turn(box, gemini, "How do we release?")
+
+    prompt_packs = [c for c in hook_contexts(requests) if c.startswith('Engram memory for "')]
+    assert prompt_packs and all(
+        c.startswith('Engram memory for "How do we release?"') for c in prompt_packs
+    ), prompt_packs

@@ -55,10 +55,11 @@ class FakeModel:
 
 
 def sse(events: list[Event]) -> bytes:
-    """Server-sent events: `event: <type>` then `data: <json>` per event."""
+    """Server-sent events: `event: <type>` (when the event has one) then `data: <json>`."""
     out = []
     for ev in events:
-        out.append(f"event: {ev['type']}\ndata: {json.dumps(ev)}\n\n")
+        kind = f"event: {ev['type']}\n" if isinstance(ev.get("type"), str) else ""
+        out.append(f"{kind}data: {json.dumps(ev)}\n\n")
     return "".join(out).encode()
 
 
@@ -153,6 +154,25 @@ def messages_json(message_id: str, model: str, text: str) -> dict[str, Any]:
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
+
+
+# --- Gemini API (Gemini CLI) ------------------------------------------------------------------
+
+
+def gemini_text(text: str) -> list[Event]:
+    """A streamed `streamGenerateContent?alt=sse` answer made of one text part."""
+    return [
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 1,
+                "candidatesTokenCount": 1,
+                "totalTokenCount": 2,
+            },
+        }
+    ]
 
 
 # --- the server ------------------------------------------------------------------------------
