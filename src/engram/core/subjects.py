@@ -672,8 +672,10 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     swapped = not vals_c and not vals_m and _swapped(cand, ok_c, mem, ok_m)
 
     # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
-    replaces = bool(cand.replaced) and any(k in mem.keyset or k in mem.mentions
-                                           for k in cand.replaced)  # fmt: skip
+    # (What both texts say they replace is agreement, not a reversal.)
+    replaces = any(
+        (k in mem.keyset or k in mem.mentions) and k not in mem.replaced for k in cand.replaced
+    )
     name_conflict = bool(names_c) and bool(names_m)
     if (
         (not same_polarity or replaces)
