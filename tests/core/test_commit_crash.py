@@ -346,44 +346,49 @@ def test_a_journal_whose_file_was_edited_since_is_undone_and_keeps_the_edit(
 def test_kill_9_at_random_moments_of_engram_commit(seeded: Path) -> None:
     """Either the memory is written, or the same token writes it; never a broken root."""
     rng = random.Random(20261201)
-    outcomes = {"written": 0, "finished_by_rerun": 0, "written_by_rerun": 0}
+    outcomes = {"before_the_journal": 0, "mid_write": 0, "after_the_write": 0}
     root = root_of(seeded)
     original = (root / "knowledge" / f"{TARGET}.md").read_bytes()
+    extra = "".join(
+        f"TYPE: knowledge | TEXT: Host h{i} serves cache shard {i}.\n" for i in range(10)
+    )
     for round_ in range(24):
         if round_:  # back to the seeded state, recorded as reviewed
             (root / "knowledge" / f"{TARGET}.md").write_bytes(original)
-            for path in [*(root / rel for rel in NEW_FILES), *(root / "archive").glob("*.md")]:
+            for path in [
+                *(root / rel for rel in NEW_FILES),
+                *(root / "archive").glob("*.md"),
+                *(root / "knowledge").glob("host-h*.md"),
+            ]:
                 path.unlink(missing_ok=True)
             assert run("verify", "--accept", cwd=seeded).returncode == 0
             assert nothing_written(seeded)
-        token = propose(seeded)
+        token = propose(seeded, NEW_LINES + extra)
         proc = subprocess.Popen(
             [ENGRAM, "commit", token, "--approve", "all"],
             cwd=seeded,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        time.sleep(rng.uniform(0.05, 0.6))
+        time.sleep(rng.uniform(0.05, 0.7))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
-        for path in root_of(seeded).rglob("*.md"):
+        for path in root.rglob("*.md"):
             parse_memory(path.read_text(encoding="utf-8"))  # each file old or new, never torn
-        was_written = written(seeded)
-        if not was_written:
-            assert (
-                nothing_written(seeded)
-                or (root_of(seeded) / "cache" / commit.JOURNAL_FILE).exists()
-            )
+        mid_write = (root / "cache" / commit.JOURNAL_FILE).exists()
+        was_written = written(seeded) and not mid_write
+        assert was_written or mid_write or nothing_written(seeded)
         rerun = run("commit", token, "--approve", "all", cwd=seeded)
         no_traceback(rerun)
-        if rerun.returncode == 0:
-            key = "finished_by_rerun" if "interrupted" in rerun.stdout else "written_by_rerun"
-            outcomes["written" if was_written and key != "finished_by_rerun" else key] += 1
+        if was_written:
+            assert rerun.returncode != 0 and "already used" in rerun.stderr, rerun.stderr
+            outcomes["after_the_write"] += 1
         else:
-            assert "already used" in rerun.stderr, rerun.stderr
-            assert was_written
-            outcomes["written"] += 1
+            assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+            assert ("interrupted" in rerun.stdout) == mid_write
+            outcomes["mid_write" if mid_write else "before_the_journal"] += 1
         assert written(seeded)
+        assert len(list((root / "knowledge").glob("host-h*.md"))) == 10
         assert_clean(seeded)
     verify_ok(seeded)
     assert sum(outcomes.values()) == 24
