@@ -288,6 +288,13 @@ def test_a_rewording_is_a_possible_duplicate_and_never_replaces() -> None:
     )
 
 
+def test_compatibility_forms_and_invisible_characters_change_nothing() -> None:
+    facts = knowledge("The billing service listens on port 8443.")
+    assert judged("The billing service listens on port ８４４３.", facts).verdict.kind == "NOOP"
+    svc = knowledge("Service svc-1 exposes port 8001.")
+    assert judged("Service svc\u200b-2 exposes port 8002.", svc).verdict.kind == "ADD"
+
+
 def test_odd_text_gets_a_verdict_and_never_a_replacement() -> None:
     facts = knowledge("The billing service listens on port 8443.", "日本語のテキスト。")
     for text in ["!!!", "a" * 2000, "`" * 500, "-- -- --", "8443", "😀 " * 100, "/" * 300]:

@@ -18,6 +18,7 @@ bigrams.
 from __future__ import annotations
 
 import re
+import unicodedata
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -346,6 +347,11 @@ def _is_start(text: str, pos: int) -> bool:
 
 @lru_cache(maxsize=4096)
 def _analyse(text: str) -> Profile:
+    # Compatibility forms and invisible format characters are no difference in meaning
+    # ("８４４３" is 8443; "svc\u200b-1" is svc-1).
+    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = text.replace("’", "'").replace("\u00a0", " ")
     text = _EMPHASIS.sub("", text)  # _Never_ and **never** say never
     if re.search(r"(?:^|[\s:;])1[.)]\s", text) and re.search(r"[\s:;]2[.)]\s", text):
