@@ -53,10 +53,8 @@ NEGATIONS = frozenset(
     mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
     disabled forbid forbidden forbids disallow disallowed nor none neither nothing nobody nowhere
     nunca jamás jamas ningún ninguna pas jamais aucun aucune sans nicht nie niemals kein
-    keine keinen keinem keiner ohne não nao nenhum nenhuma sem""".split()
+    keine keinen keinem keiner ohne não nao nenhum nenhuma sem non""".split()
 )
-# "no" and "non" are negations in several languages; "nein" alone is an answer, not a rule.
-_SOFT_NEGATIONS = frozenset({"no", "non"})
 ALWAYS_WORDS = frozenset("always siempre toujours immer sempre".split())
 ANTONYMS = (
     ("always", "never"),
@@ -119,13 +117,12 @@ FILLER_WORDS = frozenset(
 ENV_NAMES = frozenset(
     """staging production prod dev development qa uat preprod sandbox canary demo""".split()
 )
+# Number words as values ("one" is left out: it is more often a pronoun than a count).
 NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero _ two three four five six seven eight nine ten eleven twelve".split()
-    )
-    if w != "_"
-} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"}
+    "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
+}  # fmt: skip
 # Units of measure, folded so "30 s" and "30 seconds" say the same.
 UNIT_WORDS = {
     "s": "second", "sec": "second", "secs": "second", "seconds": "second",
@@ -172,7 +169,6 @@ _SYNONYM_GROUPS = (
     ("hash", "sha", "digest"),
     ("image", "img"),
     ("alt", "alternative"),
-    ("also", "too"),
     ("attribute", "attr"),
     ("pii", "personal"),
     ("log", "logs", "logging"),
@@ -432,7 +428,7 @@ def _analyse(text: str) -> Profile:
             prev_lower = ""
             continue
         prev_lower = lower
-        if lower in NEGATIONS or lower.endswith("n't") or lower in _SOFT_NEGATIONS:
+        if lower in NEGATIONS or lower.endswith("n't"):
             flush()
             negations.append(i)
             continue
