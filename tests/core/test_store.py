@@ -14,6 +14,15 @@ from engram.core.roots import Root, create_layout
 VICTIM = b"outside the memory root\n"
 
 
+@pytest.fixture(autouse=True, params=["descriptors", "lstat"])
+def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with descriptor-relative walks and with the `lstat` walk of platforms
+    that lack them."""
+    if request.param == "lstat":
+        monkeypatch.setattr(store, "_USE_FDS", False)
+    return request.param
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Root:
     path = tmp_path / "project" / ".agents" / ".engram"

@@ -24,6 +24,7 @@ from engram.core.roots import Root, Roots
 from engram.core.store import (
     MEMORY_DIRS,
     FileStat,
+    batch_reads,
     contained_path,
     file_hash,
     read_memory_file,
@@ -219,8 +220,9 @@ class Index:
             for scope, rel in gone:
                 self._delete(scope, rel)
                 self.parse_errors.pop((scope, rel), None)
-            for root, fs in todo:
-                self._index_file(root, fs)
+            with batch_reads():  # one walk per folder, not per file
+                for root, fs in todo:
+                    self._index_file(root, fs)
             if manifest_changed:
                 self._load_manifests()
         return len(todo) + len(gone)

@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import stat
+from _thread import get_ident  # the thread id, without importing `threading` on every hook
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -47,6 +48,7 @@ LOCK_FILE = "write.lock"
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO shipped as a memory file must not hang a read
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
 _USE_FDS = bool(_NOFOLLOW) and {os.open, os.mkdir, os.stat, os.unlink, os.rename} <= (
     os.supports_dir_fd
@@ -154,9 +156,13 @@ def _open_parent(root: RootLike, path: Path | str, *, create: bool) -> tuple[int
     return dfd, parts[-1]
 
 
-def _checked(root: RootLike, path: Path | str, *, create: bool) -> Path:
+def _checked(root: RootLike, path: Path | str, *, create: bool, final_link: bool = False) -> Path:
     """Without descriptor-relative calls: `lstat` every component below the start instead."""
     parts = _parts(root, path)
+    if not parts:
+        raise ContainmentError(
+            f"{path} is the memory root itself, not a file in it", code="path.outside"
+        )
     start, own = _root_steps(root)
     shown = start
     steps = [*own, *parts]
@@ -171,8 +177,8 @@ def _checked(root: RootLike, path: Path | str, *, create: bool) -> Path:
             if i < len(steps) - 1:
                 raise
             break
-        if stat.S_ISLNK(st.st_mode):
-            last = i == len(steps) - 1
+        last = i == len(steps) - 1
+        if stat.S_ISLNK(st.st_mode) and not (last and final_link):
             code = "root.symlink" if i < len(own) else None
             raise link_error(shown, folder=not last, code=code)
     return Path(path)
@@ -200,21 +206,66 @@ def _plain_file(fd: int, shown: Path | str) -> None:
 def _open_file(root: RootLike, path: Path | str, flags: int, mode: int = 0o644) -> int:
     """A descriptor of a plain file inside the root, opened without following any link."""
     if not _USE_FDS:
-        fd = os.open(_checked(root, path, create=bool(flags & os.O_CREAT)), flags | _CLOEXEC, mode)
+        checked = _checked(root, path, create=bool(flags & os.O_CREAT))
+        fd = os.open(checked, flags | _CLOEXEC | _NONBLOCK, mode)
         _plain_file(fd, path)
         return fd
-    dfd, name = _open_parent(root, path, create=bool(flags & os.O_CREAT))
+    batch = _BATCHES.get(get_ident()) if _BATCHES else None
+    held = _held_folder(batch, root, path) if batch is not None and not flags & os.O_CREAT else None
+    if held is not None:
+        dfd, name = held
+    else:
+        dfd, name = _open_parent(root, path, create=bool(flags & os.O_CREAT))
     try:
         try:
-            fd = os.open(name, flags | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK, mode, dir_fd=dfd)
+            fd = os.open(name, flags | _NOFOLLOW | _CLOEXEC | _NONBLOCK, mode, dir_fd=dfd)
         except OSError as exc:
             if isinstance(exc, FileNotFoundError):
                 raise
             raise _refusal(exc, dfd, name, Path(path), folder=False, code=None) from None
     finally:
-        os.close(dfd)
+        if held is None:
+            os.close(dfd)
     _plain_file(fd, path)
     return fd
+
+
+# Folder descriptors kept open while many files of the same folders are read (an index build):
+# one walk per folder instead of one per file. Per thread, only inside `batch_reads`.
+FolderFds = dict[tuple[str, tuple[str, ...]], int]
+_BATCHES: dict[int, FolderFds] = {}
+
+
+@contextlib.contextmanager
+def batch_reads() -> Iterator[None]:
+    """Reuse each folder's descriptor for the reads inside the block (reads only)."""
+    me = get_ident()
+    if me in _BATCHES or not _USE_FDS:
+        yield
+        return
+    held: FolderFds = {}
+    _BATCHES[me] = held
+    try:
+        yield
+    finally:
+        del _BATCHES[me]
+        for fd in held.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _held_folder(batch: FolderFds, root: RootLike, path: Path | str) -> tuple[int, str] | None:
+    """The kept descriptor of `path`'s folder (opened without links on first use) and the name."""
+    parts = _parts(root, path)
+    if not parts:
+        return None  # the root itself: the ordinary path refuses it
+    scope = root.scope if isinstance(root, Root) else ""
+    key = (f"{scope}:{_base(root)}", parts[:-1])
+    dfd = batch.get(key)
+    if dfd is None:
+        dfd, _ = _open_parent(root, path, create=False)
+        batch[key] = dfd
+    return dfd, parts[-1]
 
 
 def read_bytes(root: RootLike, path: Path | str) -> bytes:
@@ -255,7 +306,7 @@ def remove_file(root: RootLike, path: Path | str) -> bool:
     """Remove a file (or a link: never what it points to) inside the root; False when absent."""
     try:
         if not _USE_FDS:
-            os.unlink(_checked(root, path, create=False))
+            os.unlink(_checked(root, path, create=False, final_link=True))
             return True
         dfd, name = _open_parent(root, path, create=False)
         try:
