@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import pytest
 
@@ -181,3 +183,18 @@ def test_claude_pending_and_disabled_project_server_have_codes(env):
     assert "host.claude_server_disabled" in codes(env)
     claude_json.write_text("{not json")  # unreadable state: assume the step is still to do
     assert "host.claude_approval_pending" in codes(env)
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the suite runs outside a virtualenv")
+def test_a_bare_command_found_only_through_the_activated_venv_is_a_warning(env, monkeypatch):
+    """What an older link wrote in an activated venv: the host, started elsewhere, fails."""
+    scope = ops.resolve_scope(env["project"], global_=False)
+    assert ops.run("link", ["cursor"], scope).ok
+    _set_command(env, "engram-mcp", [])
+    monkeypatch.setenv("PATH", os.path.dirname(SERVER))  # this shell has the venv activated
+    found = [
+        d for d in host_findings(env["project"])[0] if d.code == "host.command_needs_activation"
+    ]
+    assert found and found[0].level == "warning" and SERVER in found[0].message
+    assert ops.run("upgrade", ["cursor"], ops.resolve_scope(env["project"], global_=False)).ok
+    assert "host.command_needs_activation" not in codes(env)

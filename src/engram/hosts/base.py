@@ -174,7 +174,7 @@ def same_installation(found: str | Path, name: str) -> bool:
         return False
 
 
-def _only_by_activation(found: str) -> bool:
+def only_by_activation(found: str) -> bool:
     """Whether PATH finds `found` only because this virtualenv is activated in this shell:
     the script sits in the venv's own scripts folder, which a host started from elsewhere
     (a desktop launcher, another terminal) does not have on its PATH. pipx and uv tool link
@@ -201,7 +201,7 @@ def command_for(name: str, module: str) -> tuple[str, ...]:
     import sys
 
     found = shutil.which(name)
-    if found and same_installation(found, name) and not _only_by_activation(found):
+    if found and same_installation(found, name) and not only_by_activation(found):
         return (name,)
     script = installed_script(name)
     if script is not None:

@@ -9,7 +9,9 @@ exits non-zero; steps the host asks of the person (approve, trust) are warnings.
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 from pathlib import Path
 
 from engram.core.results import Diagnostic
@@ -19,6 +21,7 @@ from engram.hosts.base import (
     Scope,
     engram_command,
     launch_problem,
+    only_by_activation,
     pinned_version,
     server_command,
 )
@@ -256,6 +259,17 @@ def _check_command(add, insp: Inspection, role: str, path: Path | None, version:
             path,
         )
         return
+    found = shutil.which(command[0]) if os.sep not in command[0] else None
+    if found and only_by_activation(found):
+        wanted = shlex.join(engram_command() if hook else server_command())
+        add(
+            "warning",
+            "host.command_needs_activation",
+            f"{what} `{command[0]}` is found only because this virtualenv is activated in "
+            "this shell; a host started from elsewhere will not find it; run `engram upgrade` "
+            f"to register `{wanted}`",
+            path,
+        )
     pinned = pinned_version(command)
     if RUNNER_INSTALLABLE and pinned is not None and pinned != version:
         add(
