@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,8 @@ from engram.core import api
 from engram.core.roots import resolve_roots
 from engram.core.routing import classify_task, query_terms, stem, synonym_expansions, tokenize
 from tests.conftest import ws_root
+
+ENGRAM = shutil.which("engram") or str(Path(sys.executable).with_name("engram"))
 
 
 @pytest.mark.parametrize(
@@ -108,3 +114,140 @@ def test_a_trigger_phrase_routes_even_when_its_words_are_generic(
         "regression-test-first"
     ]
     assert api.load(roots, "fix the typo").data["selected_keys"] == []
+
+
+# ---------------------------------------------------------------- confidence tiers
+
+
+def _tiered_workspace(project: Path, write_memory) -> Path:
+    root = ws_root(project)
+    write_memory(root, "rule", "commit-messages", "Commit messages follow Conventional Commits",
+                 "- feat:, fix:, chore: prefixes; the subject line under 72 characters",
+                 tags=["commit", "git"])  # fmt: skip
+    write_memory(root, "knowledge", "db-transactions", "Database transactions",
+                 "- each request runs in one transaction; commit at the end of the request",
+                 tags=["database"])  # fmt: skip
+    write_memory(root, "knowledge", "celery-tasks", "Celery tasks",
+                 "- tasks commit their own session; retries are idempotent", tags=["celery"])  # fmt: skip
+    write_memory(root, "knowledge", "kafka-topics", "Kafka topic naming",
+                 "- topics are named domain.entity.event; partitions by tenant",
+                 tags=["kafka", "topics"])  # fmt: skip
+    write_memory(root, "knowledge", "kafka-consumers", "Kafka consumer groups",
+                 "- one consumer group per service; lag alerts at 10k", tags=["kafka"])  # fmt: skip
+    for i in range(8):
+        write_memory(root, "knowledge", f"filler-{i}", f"Filler note {i}",
+                     f"- the weather station {i} reports rainfall hourly")  # fmt: skip
+    return project
+
+
+def test_a_confident_match_is_a_body_and_explain_shows_each_confidence(
+    project: Path, write_memory
+) -> None:
+    roots = resolve_roots(_tiered_workspace(project, write_memory))
+    res = api.load(roots, "name the new kafka topic for invoice events", explain=True)
+    assert res.data["body_keys"][0] == "kafka-topics"
+    entries = {e["id"]: e for e in res.data["explain"]["selected"]}
+    assert (
+        entries["kafka-topics"]["confidence"] >= 0.6 and entries["kafka-topics"]["tier"] == "body"
+    )
+    for e in entries.values():  # every routed memory carries a confidence and what it earned
+        assert 0.0 <= e["confidence"] <= 1.0 and e["tier"] in ("body", "card")
+    assert "kafka-topics (knowledge, workspace) → body · confidence" in res.text
+
+
+def test_nothing_applies_loads_nothing_and_says_so_in_one_line(project: Path, write_memory) -> None:
+    roots = resolve_roots(_tiered_workspace(project, write_memory))
+    res = api.load(roots, "translate the onboarding emails into Portuguese")
+    assert res.data["body_keys"] == [] and res.data["selected_keys"] == []
+    assert res.text.count("\n") == 0 and "nothing loaded" in res.text
+
+
+def test_a_plausible_but_unsure_match_is_a_card_never_a_body(project: Path, write_memory) -> None:
+    roots = resolve_roots(_tiered_workspace(project, write_memory))
+    res = api.load(roots, "is the request commit slow under heavy rainfall traffic", explain=True)
+    graded = {e["id"]: e for e in res.data["explain"]["selected"]}
+    for mid in res.data["card_ids"]:
+        assert graded[mid]["confidence"] < 0.6
+    for mid in res.data["body_keys"]:
+        assert graded[mid]["confidence"] >= 0.6
+    if not res.data["body_keys"]:
+        assert "no confident match: cards only" in res.text
+
+
+def test_a_bare_instruction_routes_at_most_one_clear_memory(project: Path, write_memory) -> None:
+    """ "commit this" names one word: only the memory whose title and tags name it may be
+    shown in full; the database and Celery notes that merely say "commit" are never bodies."""
+    roots = resolve_roots(_tiered_workspace(project, write_memory))
+    for prompt in ("thanks, looks good. commit this", "commit this", "continue", "thanks!"):
+        res = api.load(roots, prompt)
+        assert set(res.data["body_keys"]) <= {"commit-messages"}, (prompt, res.data)
+        assert not {"db-transactions", "celery-tasks"} & set(res.data["body_keys"])
+
+
+@pytest.mark.parametrize("budget", [1, 30, 60, 99])
+def test_a_budget_too_small_for_a_body_yields_cards_or_omitted_ids(
+    project: Path, write_memory, budget: int
+) -> None:
+    roots = resolve_roots(_tiered_workspace(project, write_memory))
+    res = api.load(roots, "kafka topic naming and consumer groups", budget_tokens=budget)
+    assert res.ok
+    d = res.data
+    assert d["body_keys"] == [] or d["tokens"] <= budget
+    assert d["card_ids"] or d["omitted_ids"]
+
+
+def test_the_cli_accepts_the_same_budgets_as_the_mcp_tool(project: Path, write_memory) -> None:
+    _tiered_workspace(project, write_memory)
+    from engram.mcp.tools import TOOLS
+
+    spec = next(t for t in TOOLS if t.name == "engram_load").properties["budget_tokens"]
+    for budget in (spec["minimum"], 60, spec["maximum"]):
+        proc = subprocess.run(
+            [ENGRAM, "load", "kafka topics", "--budget-tokens", str(budget), "--json"],
+            cwd=project, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    bad = subprocess.run(
+        [ENGRAM, "load", "kafka topics", "--budget-tokens", str(spec["minimum"] - 1)],
+        cwd=project, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+# ---------------------------------------------------------------- the hook's noise budget
+
+
+def _hook(project: Path, prompt: str) -> str:
+    payload = {"prompt": prompt, "cwd": str(project), "session_id": prompt}
+    proc = subprocess.run(
+        [ENGRAM, "hook", "claude", "user-prompt-submit"],
+        input=json.dumps(payload), cwd=project, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    if not proc.stdout.strip():
+        return ""
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_prompt_hook_injects_nothing_for_chit_chat(project: Path, write_memory) -> None:
+    _tiered_workspace(project, write_memory)
+    for prompt in ("thanks", "continue", "ok, go on", "thanks, looks good. commit this"):
+        text = _hook(project, prompt)
+        assert "db-transactions" not in text and "celery-tasks" not in text, prompt
+        assert "Also relevant" not in text, prompt  # no cards for a one-word prompt
+        assert text.count("\n---\nid: ") <= 1, prompt
+
+
+def test_the_prompt_hook_caps_its_bodies_as_configured(project: Path, write_memory) -> None:
+    root = ws_root(_tiered_workspace(project, write_memory))
+    for i in range(6):
+        write_memory(root, "rule", f"kafka-rule-{i}", f"Kafka consumer rule {i}",
+                     f"- kafka consumer groups rule {i}: commit offsets after processing",
+                     tags=["kafka", "consumer"])  # fmt: skip
+    task = "kafka consumer groups commit offsets"
+    assert api.load(resolve_roots(project), task).data["body_keys"].__len__() > 3
+    assert _hook(project, task).count("---\nid: ") == 3  # the default noise budget
+    config = root / "config.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    config.write_text(json.dumps({**data, "hook": {"max_bodies": 1}}))
+    text = _hook(project, task + " again")
+    assert text.count("---\nid: ") == 1 and "Also relevant" in text

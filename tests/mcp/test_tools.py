@@ -355,7 +355,7 @@ def test_set_role_and_rule_variant_ask_to_reload_memory(srv, example_project):
 def test_arguments_are_checked_with_a_clear_message(srv):
     cases = [
         ({"query": "x", "colour": "red"}, "unknown argument 'colour'"),
-        ({"query": "x", "budget_tokens": 5}, "from 100 to 100000"),
+        ({"query": "x", "budget_tokens": 0}, "from 1 to 1000000"),
         ({"query": "x", "disclosure": "all"}, "auto, cards, bodies"),
         ({"query": "x", "full": "yes"}, "true or false"),
         ({}, "query"),

@@ -40,6 +40,14 @@ KEYS: dict[str, Key] = {
         Key("load.budget_tokens", 1500, "int", lo=100, hi=100_000, help="token budget of a load"),
         Key("load.working_ttl_days", 7, "int", lo=1, hi=365, help="days a working note lives"),
         Key(
+            "hook.max_bodies",
+            3,
+            "int",
+            lo=0,
+            hi=32,
+            help="confident bodies a prompt hook may inject (the rest are cards)",
+        ),
+        Key(
             "mcp.resource_limit",
             20,
             "int",

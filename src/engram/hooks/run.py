@@ -115,7 +115,16 @@ def respond(
 
     objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
     cache = HookCache(roots.primary)
-    result = api.load(roots, query, objective=objective, count_usage=False)
+    # The noise budget: a prompt injects at most `hook.max_bodies` confident bodies plus
+    # cards, and a prompt of one meaningful word ("commit this", "continue") no cards.
+    prompt_only = {"max_bodies": config.get("hook.max_bodies"), "thin_cards": False}
+    result = api.load(
+        roots,
+        query,
+        objective=objective,
+        count_usage=False,
+        **(prompt_only if event == PROMPT else {}),
+    )
     signature = str(result.data.get("signature", ""))
     if mode == "auto" and event == PROMPT and signature and cache.signature(session) == signature:
         n = len(result.data.get("selected_keys", []))

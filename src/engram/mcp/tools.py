@@ -498,9 +498,10 @@ TOOLS: tuple[Tool, ...] = (
             },
             "budget_tokens": {
                 "type": "integer",
-                "minimum": 100,
-                "maximum": 100000,
-                "description": "Token budget; default: load.budget_tokens.",
+                "minimum": 1,  # as `engram load --budget-tokens`: a tiny budget gives cards
+                "maximum": 1_000_000,
+                "description": "Token budget; default: load.budget_tokens. A budget too small "
+                "for a body yields cards or omitted ids.",
             },
             "disclosure": {
                 "type": "string",
