@@ -514,7 +514,9 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
             for e in entries:
                 if not e.name.endswith(".md") or e.name.startswith("."):
                     continue
-                if text_problem(e.name):  # bytes or controls: never indexed; verify names it
+                # A name that is not text (undecodable bytes, controls) is never indexed;
+                # verify names it.
+                if not e.name.isprintable() and text_problem(e.name):
                     continue
                 try:
                     st = e.stat(follow_symlinks=False)
