@@ -288,6 +288,15 @@ def test_a_rewording_is_a_possible_duplicate_and_never_replaces() -> None:
     )
 
 
+def test_the_same_names_in_another_order_are_shown_not_dropped() -> None:
+    deps = knowledge("svc-1 calls svc-2 over gRPC.")
+    j = judged("svc-2 calls svc-1 over gRPC.", deps)
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "fact-1"
+    j = judged("Over gRPC, svc-1 calls svc-2.", deps)
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "fact-1"
+    assert judged("svc-1 calls svc-2, over gRPC", deps).verdict.kind == "NOOP"
+
+
 def test_compatibility_forms_and_invisible_characters_change_nothing() -> None:
     facts = knowledge("The billing service listens on port 8443.")
     assert judged("The billing service listens on port ８４４３.", facts).verdict.kind == "NOOP"
