@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram.cli.main import main
-from engram.core.benchmark import run_routing_benchmark
+from engram.core.benchmark import leave_one_out, retier, run_routing_benchmark
 from engram.core.errors import UsageError
 from tests.conftest import ws_root
 
@@ -146,7 +146,11 @@ def test_user_roles_and_global_root_do_not_leak_into_cases(
         ('{"workspace": "nowhere", "cases": []}', "has no .agents/.engram/ folder"),
         ('{"workspace": "project", "cases": []}', '"cases" must be a non-empty list'),
         ('{"workspace": "project", "cases": [{"name": "a", "task": "x", "mustnot": []}]}',
-         "unknown key(s) mustnot; allowed: name, task, must, must_not, roles"),
+         "unknown key(s) mustnot; allowed: name, task, must, must_not, roles, category, paths, branch"),
+        ('{"workspace": "project", "cases": [{"name": "a", "task": "x", "paths": "src/a.py"}]}',
+         '"paths" must be a list of non-empty strings'),
+        ('{"workspace": "project", "cases": [{"name": "a", "task": "x", "branch": 3}]}',
+         '"branch" must be a string'),
         ('{"workspace": "project", "cases": [{"name": "", "task": "x"}]}', 'needs a non-empty "name"'),
         ('{"workspace": "project", "cases": [{"name": "a", "task": " "}]}', 'needs a non-empty "task"'),
         ('{"workspace": "project", "cases": [{"name": "a", "task": "x"}, {"name": "a", "task": "y"}]}',
@@ -197,6 +201,78 @@ def test_cli_bad_input_exits_2_with_one_line(suite: Path, capsys: pytest.Capture
         main(["benchmark", str(write_cases(suite, GOOD_CASES)), "--min-recall", "1.5"])
     assert exc.value.code == 2
     assert "--min-recall must be a number from 0 to 1" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- figures and leave one out
+
+
+CATEGORISED = [
+    {**GOOD_CASES[0], "category": "direct"},
+    {**GOOD_CASES[1], "category": "paraphrase"},
+    {"name": "weather", "task": "what is the weather in Lisbon", "must": [],
+     "must_not": ["release-tagging"], "category": "nothing_applies"},
+    {"name": "thanks", "task": "thanks!", "must": [], "category": "chit_chat"},
+]  # fmt: skip
+
+
+def test_figures_are_reported_per_category(suite: Path) -> None:
+    res = run_routing_benchmark(write_cases(suite, CATEGORISED))
+    cats = res.data["categories"]
+    assert set(cats) == {"direct", "paraphrase", "nothing_applies", "chit_chat"}
+    assert cats["nothing_applies"]["empty_precision"] == 1.0
+    assert cats["direct"]["empty_precision"] is None and cats["direct"]["recall"] == 1.0
+    f = res.data["figures"]
+    assert f["cases"] == 4 and f["forbidden_bodies"] == 0.0 and f["tokens"] > 0
+    assert "nothing_applies" in res.text and "recall@8" in res.text
+    # each result carries the graded memories the thresholds are chosen from
+    tag = next(r for r in res.data["results"] if r["name"] == "tag")
+    assert {g["id"] for g in tag["graded"]} >= {"release-tagging", "release-green-pipeline"}
+    assert all(0 <= g["confidence"] <= 1 and g["body_tokens"] > 0 for g in tag["graded"])
+
+
+def test_an_uncategorised_case_gets_a_category_from_its_labels(suite: Path) -> None:
+    res = run_routing_benchmark(write_cases(suite, GOOD_CASES))
+    assert set(res.data["categories"]) == {"general", "nothing_applies", "role"}
+
+
+def test_retiering_moves_memories_between_bodies_cards_and_nothing(suite: Path) -> None:
+    res = run_routing_benchmark(write_cases(suite, CATEGORISED))
+    tag = next(r for r in res.data["results"] if r["name"] == "tag")
+    assert retier(tag, 0.0, 0.0)["cards"] == [] and len(retier(tag, 0.0, 0.0)["bodies"]) >= 2
+    none = retier(tag, 1.01, 1.01)
+    assert none["loaded"] == [] and none["missed"] == tag["must"]
+    cards = retier(tag, 1.01, 0.0)
+    assert cards["bodies"] == [] and set(tag["must"]) <= set(cards["cards"])
+    assert cards["tokens"] < retier(tag, 0.0, 0.0)["tokens"]
+
+
+def test_leave_one_out_chooses_on_the_others_and_reports_the_unseen(suite: Path) -> None:
+    a = write_cases(suite, CATEGORISED[:2], "a.json")
+    b = write_cases(suite, CATEGORISED[2:], "b.json")
+    c = write_cases(suite, GOOD_CASES, "c.json")
+    res = leave_one_out([a, b], [c])
+    d = res.data
+    assert [s["cases_file"] for s in d["suites"]] == [str(a), str(b)]
+    for s in d["suites"]:
+        assert s["body_at"] >= s["card_at"] >= 0.2 and s["figures"]["cases"] == 2
+    assert d["unseen"][0]["cases_file"] == str(c)
+    assert (d["unseen"][0]["body_at"], d["unseen"][0]["card_at"]) == (
+        d["defaults"]["body_at"],
+        d["defaults"]["card_at"],
+    )
+    assert "Leave one suite out" in res.text and "Unseen suite c" in res.text
+    with pytest.raises(UsageError, match="at least two cases files"):
+        leave_one_out([a])
+
+
+def test_cli_leave_one_out(suite: Path, capsys: pytest.CaptureFixture) -> None:
+    a = write_cases(suite, CATEGORISED[:2], "a.json")
+    b = write_cases(suite, CATEGORISED[2:], "b.json")
+    assert main(["benchmark", str(a), str(b), "--leave-one-out", "--json"]) == 0
+    env = json.loads(capsys.readouterr().out)
+    assert len(env["data"]["suites"]) == 2 and env["data"]["targets"]["tokens"] == 600
+    assert main(["benchmark", str(a), str(b)]) == 2
+    assert "need --leave-one-out" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the workspace generator
