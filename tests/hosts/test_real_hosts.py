@@ -267,6 +267,12 @@ def test_codex_workspace_needs_trust_then_connects_and_unlink_restores(box: Sand
     assert "enabled" in row, listing
     assert detail is not None and detail["enabled"] is True
     assert detail["transport"] == {**detail["transport"], "command": SERVER, "args": []}
+    # Codex's own health check: the config loads and every MCP server command resolves.
+    doctor = box.run([str(codex), "doctor", "--json"])
+    checks = json.loads(doctor.stdout)["checks"]
+    assert checks["config.load"]["status"] == "ok", checks["config.load"]
+    assert checks["mcp.config"]["status"] == "ok", checks["mcp.config"]
+    assert checks["mcp.config"]["details"]["stdio servers"] == "1"
     # `codex mcp list` does not start servers: a model turn does, and lists their tools.
     _, requests = codex_exec(box, codex, [])
     assert {"engram_commit", "engram_load", "engram_save"} <= engram_tools_offered(requests)
