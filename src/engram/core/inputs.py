@@ -129,7 +129,7 @@ def file_limits(root: Root) -> FileLimits:
     from engram.core.roots import read_json_object, read_user_config
 
     try:
-        cfg = Config([read_json_object(root.config_path), read_user_config()])
+        cfg = Config([read_json_object(root.config_path, root), read_user_config()])
         limits = FileLimits(
             cfg.get("limits.memory_file_bytes"), cfg.get("limits.front_matter_bytes")
         )
