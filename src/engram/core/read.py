@@ -10,7 +10,13 @@ from typing import Any, NamedTuple
 from engram.core.config import Config, load_config
 from engram.core.errors import NotFoundError, UsageError
 from engram.core.index import ROW_COLUMNS, Index, open_index, rebuild_index
-from engram.core.inputs import check_text, decode_findings, redacted_memory, title_findings
+from engram.core.inputs import (
+    Findings,
+    check_text,
+    decode_findings,
+    redacted_memory,
+    title_findings,
+)
 from engram.core.memory import ID_RE, Memory
 from engram.core.render import (
     TOKEN_RULE,
@@ -228,13 +234,18 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
 
 
 WITHHELD_TITLE = "(withheld: reads like an instruction aimed at the agent; see `engram verify`)"
+# Title-only verdicts per file hash, for listings of every card in a long-lived server.
+_TITLE_VERDICTS: dict[str, Findings] = {}
 
 
 def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> str:
     """A title as the agent may see it. `cheap`: check only the title unless the file's
     verdict is already stored (listing every card must not scan every body)."""
     if cheap and row["flag"] is None:
-        found = title_findings(row["title"])
+        key = f"{row['hash']}|{row['title']}"
+        found = _TITLE_VERDICTS.get(key)
+        if found is None:
+            found = _TITLE_VERDICTS[key] = title_findings(row["title"])
     else:
         found = decode_findings(ctx.index.unsafe(row["rowid"]))
     if found.unsafe:
