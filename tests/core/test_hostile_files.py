@@ -404,3 +404,19 @@ def test_code_spans_are_data_unless_they_hold_prose_for_the_agent() -> None:
         "- Run `make\u200b deploy`.",
     ):
         assert verdict(loud).startswith("content:"), loud
+
+
+def test_names_reported_by_the_folder_watch_that_are_not_text_are_never_indexed(
+    project: Path,
+) -> None:
+    from engram.core.index import open_index
+    from engram.core.roots import resolve_roots
+
+    root = ws_root(project)
+    for name in BAD_NAMES:
+        with open(os.fsencode(root / "knowledge") + b"/" + name, "wb") as fh:
+            fh.write(front("odd-name", "knowledge", BODY))
+    index = open_index(resolve_roots(project))
+    names = {("workspace/knowledge", os.fsdecode(name)) for name in BAD_NAMES}
+    assert index._sync_names(names) == 0
+    assert index.rows_by_id("odd-name") == []

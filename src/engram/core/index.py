@@ -187,8 +187,12 @@ class Index:
         """Re-check only the files the kernel reported (and the manifest)."""
         todo: list[tuple[Root, FileStat]] = []
         gone: list[tuple[str, str]] = []
+        from engram.core.inputs import text_problem
+
         for key, name in names:
             if not name.endswith(".md") or name.startswith("."):
+                continue
+            if not name.isprintable() and text_problem(name):  # as scan_files: never indexed
                 continue
             scope, sub = key.split("/", 1)
             root = self.roots.by_scope(scope)
