@@ -16,7 +16,14 @@ from engram.hosts.doctor import host_findings
 from .conftest import SERVER, old_scope
 
 PATH_AT_START = os.environ.get("PATH", "")  # before the env fixture empties PATH
-REAL_CODEX = shutil.which("codex", path=PATH_AT_START)
+# ENGRAM_TEST_CODEX names the Codex program (as `.ci/run` exports it), or is set to any
+# other value to use the `codex` on PATH.
+_ASKED = os.environ.get("ENGRAM_TEST_CODEX", "")
+REAL_CODEX = (
+    (_ASKED if os.path.isfile(_ASKED) else shutil.which("codex", path=PATH_AT_START))
+    if _ASKED
+    else None
+)
 USER = '# my Codex settings\nmodel = "gpt-5"  # fast\n\n[mcp_servers.docs]\ncommand = "docs-server"\nargs = ["--port", "3000"]\n'
 
 
@@ -138,8 +145,8 @@ WITH_REAL_CODEX = pytest.param(
     True,
     id="real-codex",
     marks=pytest.mark.skipif(
-        not (REAL_CODEX and os.environ.get("ENGRAM_TEST_CODEX")),
-        reason="set ENGRAM_TEST_CODEX=1 with `codex` on PATH to run the real Codex CLI",
+        REAL_CODEX is None,
+        reason="set ENGRAM_TEST_CODEX to the Codex program (or to 1 with `codex` on PATH)",
     ),
 )
 
