@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -251,3 +252,97 @@ def test_the_prompt_hook_caps_its_bodies_as_configured(project: Path, write_memo
     config.write_text(json.dumps({**data, "hook": {"max_bodies": 1}}))
     text = _hook(project, task + " again")
     assert text.count("---\nid: ") == 1 and "Also relevant" in text
+
+
+# ---------------------------------------------------------------- task signals
+
+
+@pytest.mark.parametrize(
+    ("globs", "path", "expected"),
+    [(["src/billing/**"], "src/billing/invoice/pdf.py", True), (["src/billing/**"], "src/billingx/a.py", False),
+     (["*.sql"], "db/migrations/0001_init.sql", True), (["src/*.py"], "src/a/b.py", False),
+     (["docs/"], "docs/guide/setup.md", True), (["**/test_*.py"], "tests/core/test_x.py", True),
+     (["a?c.txt"], "abc.txt", True), (["["], "[", True), ([""], "x", False)],
+)  # fmt: skip
+def test_path_globs_match_as_host_rule_files_do(
+    globs: list[str], path: str, expected: bool
+) -> None:
+    from engram.core.signals import glob_matches
+
+    assert glob_matches(globs, path) is expected
+
+
+def test_touched_paths_are_normalised_and_never_leave_the_project(tmp_path: Path) -> None:
+    from engram.core.signals import normalise_paths, signal_words
+
+    proj = tmp_path / "p"
+    got = normalise_paths(
+        ["./src//billing/a.py", "src/billing/a.py", "../etc/passwd", str(proj / "web/app.tsx"),
+         "/etc/shadow", "", "x\x00y", "docs\\guide.md"],
+        proj,
+    )  # fmt: skip
+    assert got == ["src/billing/a.py", "web/app.tsx", "docs/guide.md"]
+    assert signal_words(["src/billing/invoicePdf_render.py"], "fix/waitlist-reminders-42") == [
+        "src", "billing", "invoice", "pdf", "render", "fix", "waitlist", "reminders",
+    ]  # fmt: skip
+
+
+def _signal_workspace(project: Path, write_memory) -> Path:
+    root = ws_root(project)
+    write_memory(root, "rule", "billing-money", "Money is integer cents",
+                 "- never floats for amounts", paths=["src/billing/**"])  # fmt: skip
+    write_memory(root, "knowledge", "waitlist-notes", "How the waitlist fills slots",
+                 "- the logic lives in `src/scheduling/waitlist.py`; first come, first served")  # fmt: skip
+    write_memory(root, "knowledge", "kafka-topics", "Kafka topic naming",
+                 "- topics are named domain.entity.event", tags=["kafka"])  # fmt: skip
+    for i in range(6):
+        write_memory(root, "knowledge", f"filler-{i}", f"Filler note {i}",
+                     f"- the weather station {i} reports rainfall hourly")  # fmt: skip
+    return project
+
+
+def test_a_touched_file_routes_the_memories_that_name_it(project: Path, write_memory) -> None:
+    roots = resolve_roots(_signal_workspace(project, write_memory))
+    task = "the test fails after my change, fix it"
+    assert api.load(roots, task).data["body_keys"] == []
+    by_glob = api.load(roots, task, paths=["src/billing/charge.py"])
+    assert by_glob.data["body_keys"] == ["billing-money"]
+    by_body = api.load(roots, task, paths=["src/scheduling/waitlist.py"], explain=True)
+    assert by_body.data["body_keys"] == ["waitlist-notes"]
+    assert "paths=3" in by_body.text and by_body.data["signals"]["paths"] == [
+        "src/scheduling/waitlist.py"
+    ]
+    # a path outside the project or a traversal names nothing
+    assert api.load(roots, task, paths=["../src/billing/x.py"]).data["body_keys"] == []
+
+
+def _git(project: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True,
+                   env={"PATH": "/usr/bin:/bin", "HOME": str(project), "GIT_AUTHOR_NAME": "a",
+                        "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+                        "GIT_COMMITTER_EMAIL": "a@b"})  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_hooks_route_on_changed_files_branch_and_objective(project: Path, write_memory) -> None:
+    _signal_workspace(project, write_memory)
+    (project / "src/billing").mkdir(parents=True)
+    (project / "src/billing/charge.py").write_text("x = 1\n")
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "src")
+    _git(project, "commit", "-q", "-m", "start")
+    assert "billing-money" not in _hook(project, "the test fails after my change, fix it")
+    (project / "src/billing/charge.py").write_text("x = 2\n")  # a change the work makes
+    assert "Money is integer cents" in _hook(project, "the test fails after my change, fix it")
+    # a session start on a branch named for its work, with no changed file
+    (project / "src/billing/charge.py").write_text("x = 1\n")
+    _git(project, "checkout", "-q", "-b", "feature/kafka-topics")
+    payload = json.dumps({"cwd": str(project), "session_id": "s1"})
+    out = subprocess.run([ENGRAM, "hook", "claude", "session-start"], input=payload,
+                         cwd=project, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "branch feature/kafka-topics" in context and "Kafka topic naming" in context
+    env = {**os.environ, "ENGRAM_SESSION_OBJECTIVE": "how does the waitlist fill slots"}
+    out = subprocess.run([ENGRAM, "hook", "claude", "session-start"], input=payload, env=env,
+                         cwd=project, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "first come, first served" in json.loads(out)["hookSpecificOutput"]["additionalContext"]

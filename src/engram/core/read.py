@@ -130,15 +130,51 @@ def _startup_candidates(ctx: ReadContext) -> list[Candidate]:
     return out
 
 
+class Signals(NamedTuple):
+    """What the work touches besides the prompt: project-relative paths and the branch."""
+
+    paths: list[str]
+    branch: str
+
+    @property
+    def empty(self) -> bool:
+        return not self.paths and not self.branch
+
+
+NO_SIGNALS = Signals([], "")
+
+
+def _signals(ctx: ReadContext, paths: list[str] | None, branch: str) -> Signals:
+    from engram.core.signals import normalise_paths
+
+    if not paths and not branch:
+        return NO_SIGNALS
+    if not isinstance(branch, str):
+        raise UsageError("branch must be a string (the name of the branch the work is on)")
+    if paths is not None and not isinstance(paths, list):
+        raise UsageError("paths must be a list of file paths")
+    return Signals(normalise_paths(paths or [], ctx.roots.project_dir), branch.strip()[:200])
+
+
 def _route(
-    ctx: ReadContext, query: str | None, limit: int | None
+    ctx: ReadContext, query: str | None, limit: int | None, signals: Signals = NO_SIGNALS
 ) -> tuple[list[Candidate], list[Candidate], list[str]]:
     lookup = VisibleLookup(ctx.index, ctx.vis)
-    ranked = (
-        _startup_candidates(ctx)
-        if query is None
-        else rank(ctx.index, query, ctx.vis, usage=ctx.index.usage())
-    )
+    if query is None and not signals.empty:
+        query = ""  # a session start with signals routes on them alone
+    if query is None:
+        ranked = _startup_candidates(ctx)
+    else:
+        from engram.core.signals import path_matches, signal_words
+
+        ranked = rank(
+            ctx.index,
+            query,
+            ctx.vis,
+            usage=ctx.index.usage(),
+            signals=signal_words(signals.paths, signals.branch),
+            pathed=path_matches(ctx.index.conn, signals.paths),
+        )
     if query is None:
         ranked = ranked[: limit or len(ranked)]
         return ranked, [], []
@@ -297,10 +333,15 @@ def load_memories_for_task(
     limit = None if all_ else _check_limit(limit, ctx.config)
     budget = _check_budget(budget_tokens, ctx.config)
     variant = ctx.config.get("rule_variant")
-    selected, dropped, missing = _route(ctx, query, limit)
+    signals = _signals(ctx, paths, branch)
+    selected, dropped, missing = _route(ctx, query, limit, signals)
     if selected and not ctx.index.still_fresh([(c.row["scope"], c.row["rel"]) for c in selected]):
         ctx.index.refresh(force_full=True)
+        selected, dropped, missing = _route(ctx, query, limit, signals)
+    if query is None and not signals.empty and not selected:
+        signals = NO_SIGNALS  # nothing the work touches is named: the generic startup pack
         selected, dropped, missing = _route(ctx, query, limit)
+    routed = query is not None or not signals.empty
     for dep in missing:
         ctx.result.warn(
             "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
@@ -308,15 +349,19 @@ def load_memories_for_task(
     task_type = classify_task(query) if query else "startup"
     terms = query_terms(query) if query else []
     graded: list[dict[str, Any]] = []
-    if query is not None:
-        grade(selected, terms, dropped=dropped)
+    if routed:
+        grade(selected, terms if query is not None else ["", ""], dropped=dropped)
+        for c in selected:  # a working note of this session's objective is what it is about
+            mine = c.row["tier"] == "working" and c.row["objective"]
+            if objective and mine and _same_objective(objective, c.row["objective"]):
+                c.confidence, c.tier = 1.0, "body"
         if explain:
             graded = [_graded_entry(ctx, c, variant) for c in selected]
         unsure = [c for c in selected if c.tier == "unsure"]
         for c in unsure:
             c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
         dropped = unsure + dropped
-        thin = len(terms) <= 1
+        thin = query is not None and len(terms) <= 1
         if thin and not thin_cards:
             selected = [c for c in selected if c.tier == "body"]
         # confident memories first (in load order, prerequisites before dependents), then cards
@@ -349,6 +394,9 @@ def load_memories_for_task(
         )
     confident = any(c.tier == "body" for c in selected)
     header_query = f'"{query}"' if query else "session start"
+    if not signals.empty:
+        touched = f"{len(signals.paths)} touched file{'s' if len(signals.paths) != 1 else ''}"
+        header_query += " · " + (f"branch {signals.branch}, " if signals.branch else "") + touched
     title = f"Engram memory for {header_query} · task type: {task_type}"
     if selected and not confident:
         title += " · no confident match: cards only, load one by its id if it applies"
@@ -393,6 +441,7 @@ def load_memories_for_task(
     data: dict[str, Any] = {
         "query": query,
         "task_type": task_type,
+        "signals": {"paths": signals.paths, "branch": signals.branch},
         "selected_keys": selected_keys,
         "body_keys": body_keys,
         "card_ids": card_ids,

@@ -108,6 +108,7 @@ MIN_ADMITTED = 40  # below this many candidates from specific words, common word
 MAX_PER_TERM = 300  # best matches read per term; a memory below that for every term cannot win
 MAX_SCORED = 150  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
+SIGNAL_WEIGHT = 0.5  # a word of a touched path or the branch counts half a word of the task
 
 
 @lru_cache(maxsize=16384)
@@ -300,11 +301,21 @@ def rank(
     *,
     usage: dict | None = None,
     weak_admits: bool = False,
+    signals: list[str] | None = None,
+    pathed: set[int] | None = None,
 ) -> list[Candidate]:
-    """Score every visible memory that shares a meaningful term with the query."""
+    """Score every visible memory that shares a meaningful term with the query.
+
+    `signals`: words of the files the work touches and of the branch, weaker than the
+    task's own words; `pathed`: memories that name a touched file (as strong as a trigger).
+    """
     terms = query_terms(query)
-    triggered = trigger_matches(index, query)
-    if not terms and not triggered:
+    term_stems = {stem(t) for t in terms}
+    term_set = set(terms)
+    extra = [w for w in query_terms(" ".join(signals or [])) if stem(w) not in term_stems]
+    pathed = pathed or set()
+    triggered = trigger_matches(index, query) if query.strip() else set()
+    if not terms and not triggered and not extra and not pathed:
         return []
     total = max(index.doc_count(), 1)
     per_doc: dict[int, dict[str, float]] = {}
@@ -312,9 +323,11 @@ def rank(
     field_hits: set[int] = set()
     expansions = synonym_expansions(query, terms)
     strong_terms = 0
-    scored_terms: list[tuple[str, str, float]] = [(t, t, 1.0) for t in terms] + [
-        (s, base, 0.6) for s, base in expansions
-    ]
+    scored_terms: list[tuple[str, str, float]] = (
+        [(t, t, 1.0) for t in terms]
+        + [(s, base, 0.6) for s, base in expansions]
+        + [(w, w, SIGNAL_WEIGHT) for w in extra]
+    )
     term_df: dict[str, int] = {t: index.term_df(t) for t, _b, _w in scored_terms}
     common: list[tuple[str, str, float]] = []  # scored by presence once the rarer terms ran
     for term, base, w in scored_terms:
@@ -354,7 +367,7 @@ def rank(
             except sqlite3.OperationalError:
                 continue
         admitted = field_hits
-    admitted |= triggered
+    admitted |= triggered | pathed
     if not admitted:
         return []
     if len(admitted) > MAX_SCORED:
@@ -363,7 +376,7 @@ def rank(
             * (0.6 + 0.8 * len(per_doc.get(r, {})) / max(len(terms), 1))
             for r in admitted
         }
-        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED]) | triggered
+        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED]) | triggered | pathed
     rows = index.rows_by_rowid(sorted(admitted))
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}
@@ -374,7 +387,16 @@ def rank(
         if term_df.get(t)
     }
     idf_total = sum(idf.values())
-    rare_stems = {stem(t) for t in terms if 0 < term_df.get(t, 0) <= max(3, RARE_DF * total)}
+    # Signal words weigh less; a memory's share counts them only when that raises it.
+    signal_idf = {
+        w: SIGNAL_WEIGHT * math.log((total - term_df[w] + 0.5) / (term_df[w] + 0.5) + 1.0)
+        for w in extra
+        if term_df.get(w)
+    }
+    all_total = idf_total + sum(signal_idf.values())
+    rare_stems = {
+        stem(t) for t in (*terms, *extra) if 0 < term_df.get(t, 0) <= max(3, RARE_DF * total)
+    }
     qnorm = " " + " ".join(tokenize(query)) + " "
     all_stems = {stem(w) for w in tokenize(query)}
     today = dt.date.fromisoformat(vis.today)
@@ -385,8 +407,13 @@ def rank(
             continue
         matched = per_doc.get(rowid, {})
         lexical = sum(matched.values())
-        coverage = len(matched) / len(terms) if terms else 0.0
-        idf_share = sum(idf[t] for t in matched if t in idf) / idf_total if idf_total else 0.0
+        own = [t for t in matched if t in term_set]
+        coverage = len(own) / len(terms) if terms else 0.0
+        own_idf = sum(idf.get(t, 0.0) for t in own)
+        idf_share = own_idf / idf_total if idf_total else 0.0
+        if signal_idf:
+            both = own_idf + sum(signal_idf.get(t, 0.0) for t in matched)
+            idf_share = max(idf_share, both / all_total if all_total else 0.0)
         tags = split_list(row["tags"])
         tag_hits = sum(1 for tag in tags if word_stems(tag) & qstems)
         trig = 0.0
@@ -410,9 +437,11 @@ def rank(
             "recency": round(recency, 4),
             "usage": round(use, 4),
         }
+        if rowid in pathed:
+            parts["paths"] = 3.0
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
         cand.idf_share = idf_share
-        if rowid in triggered:  # a trigger phrase a person wrote for this memory is in the task
+        if rowid in triggered or rowid in pathed:  # a trigger phrase or a touched file names it
             cand.named = cand.named | {TRIGGERED}
         if rare_stems:
             named = word_stems(row["title"] or "").union(*(word_stems(tag) for tag in tags))

@@ -112,9 +112,16 @@ def respond(
         return _answer(host, event, None, "skipped (read mode manual)" if proof_on else None)
 
     from engram.core import api
+    from engram.core.signals import work_signals
 
     objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
     cache = HookCache(roots.primary)
+    # Task signals: the files the work touches (changed and staged, the cwd) and the branch;
+    # a session starts on them and the objective instead of a generic pack.
+    hook_cwd = Path(cwd) if isinstance(cwd, str) and cwd else None
+    paths, branch = work_signals(roots.project_dir, hook_cwd) if roots.project_dir else ([], "")
+    if event == SESSION_START and objective.strip():
+        query = objective.strip()[:2000]
     # The noise budget: a prompt injects at most `hook.max_bodies` confident bodies plus
     # cards, and a prompt of one meaningful word ("commit this", "continue") no cards.
     prompt_only = {"max_bodies": config.get("hook.max_bodies"), "thin_cards": False}
@@ -123,6 +130,8 @@ def respond(
         query,
         objective=objective,
         count_usage=False,
+        paths=paths,
+        branch=branch,
         **(prompt_only if event == PROMPT else {}),
     )
     signature = str(result.data.get("signature", ""))
