@@ -92,7 +92,7 @@ FLOORS = {
     "routing_cases.json": {"recall": 0.97, "forbidden": 0.0, "empty": 0.75, "tokens": 300},
     "routing_cases_2.json": {"recall": 0.92, "forbidden": 0.02, "empty": 0.85, "tokens": 300},
     "routing_cases_3.json": {"recall": 0.85, "forbidden": 0.07, "empty": 0.85, "tokens": 320},
-    UNSEEN: {"recall": 0.83, "forbidden": 0.08, "empty": 0.60, "tokens": 300},
+    UNSEEN: {"recall": 0.85, "forbidden": 0.08, "empty": 0.60, "tokens": 320},
 }
 # Leave one suite out: thresholds chosen on the other two, figures of the one left out.
 LOO_FLOORS = {
