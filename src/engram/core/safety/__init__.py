@@ -16,7 +16,6 @@ from pathlib import Path
 from engram.core.errors import SafetyError, UsageError
 from engram.core.memory import ID_RE
 from engram.core.safety.injection import Refusal, find_injection
-from engram.core.safety.secrets import secret_spans
 
 __all__ = [
     "Redaction",
@@ -89,6 +88,8 @@ class Redaction:
 
 def redact(text: str) -> Redaction:
     """Replace secrets and personal data with `[REDACTED:<kind>]`; repeat until stable."""
+    from engram.core.safety.secrets import secret_spans  # lazy: the read path rarely needs it
+
     kinds: list[str] = []
     for _ in range(3):
         markers = [m.span() for m in _MARKER.finditer(text)]

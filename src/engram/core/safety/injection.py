@@ -471,13 +471,16 @@ _EXFIL_HOSTS = re.compile(
 
 def _exfiltration(form: str) -> str | None:
     """The clause of `form` that moves something sensitive out, if one does."""
-    for m in _FETCH_EXEC.finditer(form):
+    exec_cue = "|" in form or any(w in form for w in ("iex", "exec", "pip ", "invoke", "urlopen"))
+    for m in _FETCH_EXEC.finditer(form) if exec_cue else ():
         clause_start = max(form.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
         if _EXEC_PRESSURE.search(form) and not _EXEC_NEG.search(form, clause_start, m.start()):
             return m.group(0)
     m = _EXFIL_HOSTS.search(form) or _TELL_ME.search(form) or _PIPE_OUT.search(form)
     if m:
         return m.group(0)
+    if not _EXFIL_PARTS[0].search(form):
+        return None
     for clause in re.split(r"[.!?;\n。！？；](?:\s|$)|[。！？；]", form):
         sens = _EXFIL_PARTS[0].search(clause)
         if not sens:
@@ -496,6 +499,13 @@ _NOTHING = r"(?:nada|nothing|rien|niente|nichts|ничего)"
 _THIS = (
     r"(?:este|esta|esto|estos|estas|isso|isto|esse|essa|cette|ce|cet|ces|questo|questa|dieser|diese|diesem|"
     r"dieses|diesen|этом|этой|это|this|these)"
+)
+_META = (
+    r"(?:cambios?|mudancas?|alteracao|alteracoes|instrucao|instrucoes|instruccion|instrucciones|mensajes?|"
+    r"mensage[mn]s?|modificacion|modificacao|modifications?|changements?|instructions?|messages?|memoire|"
+    r"memoria|notas?|notes?|pasos?|etapes?|anweisungs?|anweisungen|nachricht|anderung|schritt|memor(?:y|ies)|"
+    r"changes?|steps?|rules?|reglas?|regras?|regles?|datei|files?|archivos?|arquivos?|fichiers?|configuracion|"
+    r"configuracao|configuration|konfiguration|sessao|sesion|session|istruzion[ei]|modific\w+|сообщени\w*|изменени\w*)"
 )
 _YOU_DID = r"(?:que\s+(?:has|tu\s+as|voce|vous\s+avez)\s+\w+|che\s+hai\b|dass\s+du\b|that\s+you\b|what\s+you\b)"
 _NEG_TELL = (
@@ -527,7 +537,7 @@ _CONCEAL_RX = (
     r"\b(?:quietly|silently|secretly|covertly|discreetly|stealthily)\s+(?:\w+\s+)?(?:add|append|insert|inject|modify|change|edit|alter|delete|remove|push|commit|upload|send|install|disable|grant|copy|replace|rewrite|overwrite|exfiltrate)\b",
     r"\bwithout\s+(?:mentioning|telling\s+anyone|saying\s+anything|reporting|noting)\b",
     r"\b(?:and\s+)?(?:don'?t|do\s+not)\s+mention\s+(?:it|this|that)\b",
-    rf"{_NEG_TELL}[^.!?;\n]{{0,40}}?{_USER}[^.!?;\n]{{0,50}}?(?:{_NOTHING}|\b{_THIS}\b|{_YOU_DID})",
+    rf"{_NEG_TELL}[^.!?;\n]{{0,40}}?{_USER}[^.!?;\n]{{0,50}}?(?:{_NOTHING}|\b{_THIS}\s+(?:\w+\s+)?{_META}\b|{_YOU_DID})",
     rf"{_NEG_TELL}\s+{_NOTHING}\b",
     r"\bno\s+lo\s+(?:menciones|mencione|digas|cuentes)\b|\bnao\s+(?:o\s+)?mencione\b|\bn'en\s+parle[sz]?\s+pas\b|"
     r"\bne\s+le\s+mentionne[sz]?\s+pas\b|\berwahne\s+(?:es|das|dies)\s+nicht\b|\bnon\s+menzionarlo\b",
@@ -636,7 +646,8 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
 
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _LEET = str.maketrans("0134578@$", "oieastbas")
-_LEET_WORD = re.compile(r"\b(?=[\w@$]*[a-z])(?=[\w@$]*\d)[\w@$]+")
+# A word spelled with digits for letters: at least three characters, a third of them digits.
+_LEET_WORD = re.compile(r"\b(?=[\w@$]*[a-z])(?=(?:[\w@$]*?[013457]){2})[\w@$]{3,}")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
 _QUOTED_PIECES = re.compile(
@@ -708,9 +719,8 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
     raw = folded(text)
     if raw != sk:
         forms.append(raw)
-    leet = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), sk)
-    if leet != sk:
-        forms.append(leet)
+    if len(_LEET_WORD.findall(sk)) >= 2:
+        forms.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), sk))
     for form in forms:
         for kind, rx, negatable in _grammar():
             for m in rx.finditer(form):

@@ -40,7 +40,7 @@ _PLACEHOLDER = re.compile(
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
     r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|insert[_-].*|"
-    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
 )
 _REFERENCE = re.compile(
     r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
@@ -501,7 +501,8 @@ def _pii_spans(text: str) -> list[Span]:
     for m in _TAX_ID_DE.finditer(text):
         digits = m.group(0).replace(" ", "")
         spaced = m.group(0).count(" ") == 3
-        if (spaced or re.search(r"(?i)steuer|tax\s*id|idnr", text)) and _tax_id_de_ok(digits):
+        context = re.search(r"(?i)steuer|tax\s*id|idnr", text)
+        if (spaced and context) or ((spaced or context) and _tax_id_de_ok(digits)):
             out.append((m.start(), m.end(), "national-id"))
     return out
 
@@ -618,8 +619,23 @@ def _auth_header_spans(text: str) -> list[Span]:
     return out
 
 
+# `user:password@host` without a scheme (Go and JDBC-style DSNs, rsync, proxies).
+_BARE_USERINFO = re.compile(
+    r"(?<![\w/:.@-])[\w.-]{1,40}:(?P<val>[^\s:@/\"'()]{4,100})@(?=(?:tcp|unix|udp)\(|[\w-]+(?:\.[\w-]+)+)"
+)
+
+
 def _url_spans(text: str) -> list[Span]:
     out: list[Span] = []
+    if "@" in text:
+        for m in _BARE_USERINFO.finditer(text):
+            value = m.group("val")
+            if (
+                not _is_placeholder(value)
+                and _classes(value) >= 2
+                and not re.fullmatch(r"\d+", value)
+            ):
+                out.append((m.start("val"), m.end("val"), "connection-string"))
     if "://" not in text and "?" not in text and "&" not in text:
         return out
     for m in _URL.finditer(text):
