@@ -240,15 +240,30 @@ SERVER_NAMES = ("engram-mcp", "engram-mcp.exe")
 MANAGED_OPTIONS = frozenset({"--always-load"})
 
 
-def _server_at(command: list[str] | tuple[str, ...]) -> int | None:
-    """Index of the last word that names the server (`engram-mcp`, or `-m engram.mcp.server`)."""
-    parts = [str(p) for p in command]
-    for i, part in enumerate(parts):
-        if Path(part).name in SERVER_NAMES:
-            return i
-        if part == "-m" and i + 1 < len(parts) and parts[i + 1] == SERVER_MODULE:
-            return i + 1
+RUNNERS = frozenset({"uvx", "uv", "pipx", "npx"})
+CLI_NAMES = ("engram", "engram.exe")
+
+
+def _program_at(words: list[str], names: tuple[str, ...], module: str) -> int | None:
+    """Index of the word naming Engram's program when the command *is* that program: the
+    executable itself, `<python> -m <module>`, or a package runner (`uvx --from … engram-mcp`).
+
+    A command that merely mentions it (`sh -c "… engram-mcp"`) is not Engram's.
+    """
+    if not words:
+        return None
+    head = Path(words[0]).name.lower()
+    if head in names:
+        return 0
+    if head.startswith("python") and words[1:3] == ["-m", module]:
+        return 2
+    if head in RUNNERS:
+        return next((i for i, w in enumerate(words) if i and Path(w).name in names), None)
     return None
+
+
+def _server_at(command: list[str] | tuple[str, ...]) -> int | None:
+    return _program_at([str(p) for p in command], SERVER_NAMES, SERVER_MODULE)
 
 
 def runs_engram_mcp(command: list[str] | tuple[str, ...]) -> bool:
@@ -267,18 +282,16 @@ def person_options(command: list[str] | tuple[str, ...]) -> list[str]:
     return [str(o) for o in command[at + 1 :] if o not in MANAGED_OPTIONS]
 
 
-HOOK_RE = re.compile(
-    r"(?:(?:^|[\s/\\'\"])engram(?:\.exe)?|\s-m\s+engram\.cli\.main)['\"]?"
-    r"\s+hook\s+(?P<host>[a-z]+)\s+(?P<event>[a-z-]+)"
-)
-
-
 def is_engram_hook(command: str, host: str | None = None) -> bool:
-    m = HOOK_RE.search(command or "")
-    return bool(m) and (host is None or m.group("host") == host)
-
-
-RUNNERS = frozenset({"uvx", "uv", "pipx", "npx"})
+    """Whether a hook command runs `engram hook <host> <event>` (any form Engram writes)."""
+    try:
+        words = shlex.split(command or "")
+    except ValueError:
+        return False
+    at = _program_at(words, CLI_NAMES, CLI_MODULE)
+    if at is None or len(words) < at + 4 or words[at + 1] != "hook":
+        return False
+    return host is None or words[at + 2] == host
 
 
 def launch_problem(command: list[str] | tuple[str, ...], name: str) -> tuple[str, str] | None:
