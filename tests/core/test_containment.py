@@ -374,3 +374,17 @@ def test_an_engramignore_in_the_project_that_links_out_is_not_read(box: Box) -> 
     project = clone_with(box, {".engramignore": secret})
     load = box.run("load", "prepare the release", cwd=project)
     assert "release checklist" in load.stdout  # the linked patterns did not hide the rule
+
+
+def test_names_a_folder_watch_reports_in_a_linked_folder_are_never_indexed(box: Box) -> None:
+    """A long-lived server re-checks only the names the kernel reports: links stay out there too."""
+    from engram.core.index import open_index
+    from engram.core.roots import resolve_roots
+
+    project = clone_with(box, {str(ROOT / "skills"): box.victim_dir})
+    (project / ROOT / "rules" / "leak.md").symlink_to(box.victim_dir / "leak.md")
+    idx = open_index(resolve_roots(project))
+    idx._sync_names({("workspace/skills", "leak.md"), ("workspace/rules", "leak.md")})
+    rels = {r["rel"] for r in idx.all_rows()}
+    assert rels and not {r for r in rels if r.endswith("leak.md")}
+    assert not [k for k in idx.parse_errors if k[1].endswith("leak.md")]

@@ -205,8 +205,10 @@ class Index:
             abspath = os.path.join(root.path, sub, name)
             try:
                 st = os.lstat(abspath)
-                if not stat.S_ISREG(st.st_mode):  # a link (or anything else) is never indexed
-                    raise FileNotFoundError(abspath)
+                if not stat.S_ISREG(st.st_mode) or os.path.islink(os.path.dirname(abspath)):
+                    raise FileNotFoundError(
+                        abspath
+                    )  # a link (or in a linked folder): never indexed
             except OSError:
                 if old is not None:
                     gone.append((scope, rel))
