@@ -217,6 +217,21 @@ def test_the_same_subject_with_a_changed_value_is_an_update() -> None:
         assert j.verdict.line() == "UPDATE fact-1", (after, j.verdict.line())
 
 
+def test_a_value_said_to_move_from_the_old_to_the_new_is_an_update() -> None:
+    j = judged(
+        "Deploys moved from Tuesdays to Thursdays.", knowledge("Deploys happen on Tuesdays.")
+    )
+    assert j.verdict.line() == "UPDATE fact-1" and not j.certain
+    j = judged(
+        "The API timeout is no longer 30 seconds; it is 60 seconds.",
+        knowledge("The API timeout is 30 seconds."),
+    )
+    assert j.verdict.line() == "UPDATE fact-1" and j.reason == "now 60"
+    # "from" alone is no change: reading secrets from Vault replaces nothing.
+    j = judged("Read secrets from Vault at startup.", knowledge("Secrets live in Vault."))
+    assert j.verdict.kind == "ADD"
+
+
 def test_an_update_is_certain_only_when_one_value_changed_and_nothing_else() -> None:
     old = knowledge("The ingest-worker Deployment runs 3 replicas.")
     j = judged("ingest-worker is now scaled to 6 replicas.", old)

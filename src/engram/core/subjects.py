@@ -86,6 +86,12 @@ _REPLACE_BEFORE = re.compile(
     r"(?:replaced|superseded|deprecated|retired|dropped|removed)\b",
     re.IGNORECASE,
 )
+# "moved from Tuesdays to Thursdays": the value after "from" is the one replaced.
+_REPLACE_FROM = re.compile(
+    r"\b(?:chang|mov|switch|migrat|bump|upgrad|downgrad|rais|lower|increas|decreas|reduc|"
+    r"went|go|goes)\w*\s+(?:[\w.-]+\s+){0,3}?from\s+(?P<object>[^.;:,!?]{1,40}?)\s+to\b",
+    re.IGNORECASE,
+)
 _REPLACE_CJK = re.compile(r"(?P<object>[^、。,.]{1,20}?)(?:ではなく|而不是|代わりに|改为|改用)")
 # "The value changed": the candidate states a new value for the same subject.
 CHANGE_RE = re.compile(
@@ -524,6 +530,7 @@ def _replaced(text: str) -> frozenset[str]:
     """Keys of the things a text says it replaces ("use uv instead of Poetry" → poetry)."""
     objects = [m.group("object") for m in _REPLACE_AFTER.finditer(text)]
     objects += [m.group("object") for m in _REPLACE_BEFORE.finditer(text)]
+    objects += [m.group("object") for m in _REPLACE_FROM.finditer(text)]
     objects += [m.group("object") for m in _REPLACE_CJK.finditer(text)]
     keys: set[str] = set()
     for obj in objects:
@@ -703,8 +710,12 @@ def relate(cand: Profile, mem: Profile) -> Relation:
             or _head_shared(cand, ok_c)
         )
     ):
-        if not same_polarity and vals_c and vals_m:
-            return Relation("different", score, False, "other values")
+        if not same_polarity and vals_c:
+            # "… is no longer 30 seconds; it is 60 seconds": a new value, said so.
+            if cand.changes and not name_conflict:
+                return Relation("update", score, False, _changed(vals_m, vals_c))
+            if vals_m:
+                return Relation("different", score, False, "other values")
         sure = not same_polarity and not only_c and not only_m  # the same words, reversed
         if replaces and same_polarity and vals_c and vals_m:
             return Relation("update", score, False, _changed(vals_m, vals_c))
@@ -868,4 +879,4 @@ def _why_different(names_c: list[Unit], names_m: list[Unit]) -> str:
 
 
 def _changed(old: list[Unit], new: list[Unit]) -> str:
-    return f"{_show(old)} → {_show(new)}"
+    return f"{_show(old)} → {_show(new)}" if old else f"now {_show(new)}"
