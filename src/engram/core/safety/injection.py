@@ -409,7 +409,7 @@ _SENSITIVE = (
     r"(?:\bsecrets?\b|\bcredentials?\b|\bcreds\b|\bpasswords?\b|\bpasswd\b|\btokens?\b|\bapi[\s_-]?keys?\b|"
     r"\bprivate[\s_-]?keys?\b|\bssh[\s_-]?keys?\b|\benv(?:ironment)?[\s_-]*(?:variables?|vars)\b|"
     r"(?<![\w.])\.env\b|~/\.[\w./-]+|\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|\.pem\b|/etc/(?:passwd|shadow)|"
-    r"\.npmrc|\.netrc|\.pypirc|\bkubeconfig\b|\bhosts\.yml\b|\bcookies?\b|\bsystem\s+prompt\b|"
+    r"\.npmrc|\.netrc|\.pypirc|\bkubeconfig\b|\b[a-z0-9]+_(?:url|uri|dsn|token|key|secret|password|passwd|pass|pwd|credentials?)\b|\bhosts\.yml\b|\bcookies?\b|\bsystem\s+prompt\b|"
     r"\bchat\s+history\b|\bconversation(?:\s+(?:history|summary))?\b|\b(?:copy|contents?)\s+of\s+the\s+(?:repo|repository|codebase)\b|"
     r"\.git\s+(?:directory|folder)\b|\bdatabase\s+dump\b|\bbackups?/|\*secret\*|"
     r"\bsecretos?\b|\bcredenciales\b|\bcontrasenas?\b|\bvariables\s+de\s+entorno\b|\bsegredos?\b|\bcredenciais\b|"
@@ -428,7 +428,7 @@ _DEST = (
 )
 _SINK = (
     r"(?:\b(?:pr|pull\s+request|merge\s+request)\s+(?:description|body|comment|title)s?\b|\bcommit\s+messages?\b|"
-    r"(?<![a-z0-9])readme(?![a-z0-9])|(?<![a-z0-9])changelog(?![a-z0-9])|\bthe\s+(?:ci\s+|build\s+|job\s+)?log\b|pr\s*(?:描述|说明|說明|の説明|の本文)|\bcomment\s+on\s+(?:the\s+)?(?:issue|pr)\b|\bas\s+a\s+comment\b|"
+    r"(?<![a-z0-9])readme(?![a-z0-9])|(?<![a-z0-9])changelog(?![a-z0-9])|\bthe\s+(?:ci\s+|build\s+|job\s+)?log\b|pr\s*(?:描述|说明|說明|の説明|の本文)|\bcomment\s+on\s+(?:the\s+|this\s+|that\s+)?(?:issue|pr|pull\s+request)\b|\bas\s+a\s+comment\b|"
     r"\b(?:your|each|every|the\s+next|your\s+next)\s+(?:answer|reply|response|output|summary|message)s?\b|"
     r"\bbuild\s+logs?\b|\bci\s+logs?\b|\bjournal\s+du\s+build\b|\bdescripcion\s+del\s+pr\b|"
     r"\bdescricao\s+do\s+pr\b|\bdescription\s+de\s+la\s+pr\b|\bpr-beschreibung\b|\bmensa(?:je|gem)\s+de\s+commit\b|"
@@ -521,10 +521,11 @@ _CONCEAL_RX = (
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to|you\s+(?:don'?t|do\s+not)\s+(?:need|have)\s+to)\s+"
     r"(?:tell|inform|notify|alert|warn|let|reveal\s+to|mention\s+\w+\s+to)\s+(?:the\s+|any\s+)?"
     r"(?:user|human|developer|owner|operator|reviewer|maintainer|anyone|people|person)s?\b"
-    r"(?:\s+know)?(?:\s*(?:[.!;,]|$)|\s+(?:about|of|that|how|why)\s+(?:this|these|it|that\s+(?:this|you)|what\s+you|you\b|"
+    r"(?:\s+know)?(?:\s*(?:[.!;,]|$)|\s+you\b|\s+(?:about|of|that|how|why)\s+(?:this|these|it|that\s+(?:this|you)|what\s+you|you\b|"
     r"the\s+(?:changes?|instructions?|memory|message|step|rule|note|comment|file|modifications?)\b))",
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:ask|prompt|bother|consult|check\s+with|confirm\s+with|wait\s+for)\s+"
-    r"(?:the\s+|any\s+)?(?:user|human|developer|owner|operator|reviewer|maintainer|person)s?\b",
+    r"(?:the\s+|any\s+)?(?:user|human|developer|owner|operator|reviewer|maintainer|person)s?\b"
+    r"(?=\s*(?:[.!;,]|$|again\b|first\b|before\b|for\s+(?:(?:an?|any|their|the)\s+)?(?:approval|confirmation|permission|consent|review|sign-?off|go-?ahead)))",
     r"\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose|report)\s+(?:this|these|that|it|any\s+of\s+this)\b",
     r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|warn)\s+the\s+(?:user|human|operator|owner)\s+(?:about|of)\b",
     r"\bnever\s+reveal\s+to\s+the\s+(?:user|human|owner)\b",
@@ -564,15 +565,18 @@ _SAFETY_OFF_RX = (
     r"sicherheitsprufungen|sicherheitschecks|branch-schutz|controlli\s+di\s+sicurezza)",
     r"(?:密钥扫描|秘密扫描|安全检查|代码审查|シークレットスキャン|セキュリティチェック|보안\s*검사|시크릿\s*스캐너)"
     r"[^。！？\n]{0,6}?(?:关闭|關閉|禁用|停用|無効|オフ|停止|비활성|끄)|(?:关闭|關閉|禁用|停用|绕过|繞過)[^。！？\n]{0,6}?(?:密钥扫描|秘密扫描|安全检查|代码审查)",
-    r"(?:^|\s)--no-verify\b",
+    r"\b(?:always|every\s+time|by\s+default)\b[^.!?;\n]{0,30}--no-verify\b|--no-verify\b[^.!?;\n]{0,40}\b(?:so\s+(?:that\s+)?(?:the\s+)?(?:hooks?|checks?|scanners?)|to\s+(?:skip|bypass|avoid|get\s+past))\b",
     r"\b(?:update|edit|write|modify|change|rewrite|regenerate)\s+[^.!?;\n]{0,30}?\b(?:hashes\.json|pending-approvals\.json)|"
     r"\b(?:hashes\.json|pending-approvals\.json)\b[^.!?;\n]{0,20}?\byourself\b|\bstraight\s+into\s+(?:rules|skills|knowledge)/",
     r"\b(?:accept|use|reuse|take|copy|pass|paste|read|find|grab)\s+(?:any\s+|the\s+|all\s+)?(?:pending\s+)?approval\s+tokens?\b",
     r"\b(?:approv\w*|accept\w*|confirm\w*|consent\w*|sign\w*)\b[^.!?;\n]{0,40}?\bon\s+(?:the\s+)?(?:user|human|owner)'?s?\s+behalf\b",
     r"\b(?:blanket|full|unlimited|unrestricted|standing)\s+(?:permission|approval|authori[sz]ation|consent)\b|\bpre-?(?:authori[sz]ed|approved|authori[sz]ation)\b",
     r"\b(?:never|don'?t|do\s+not|no\s+need\s+to|stop)\s+(?:ask|asking|request|requesting|seek|seeking)\s+(?:\w+\s+)?(?:for\s+)?(?:approval|permission|confirmation|consent)\b",
-    r"\b(?:automaticamente|automatiquement|automatisch|automatically)\b[^.!?;\n]{0,40}?\b(?:aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|accept)\w*|"
-    r"\b(?:aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|valide[sz]?)\w*\b[^.!?;\n]{0,40}?\b(?:automaticamente|automatiquement|automatisch|automatically)\b",
+    # approving memory writes or proposals automatically, in any order and language
+    r"(?=[^.!?;\n]*\b(?:memor\w*|escrituras?|ecritures?|schreibvorg\w*|speicher\w*|proposals?|propuestas?|propostas?|"
+    r"propositions?|vorschlag\w*|pending|pendientes?|pendentes?|en\s+attente|writes|candidat\w*|approval\s+tokens?))"
+    r"(?:\b(?:automaticamente|automatiquement|automatisch|automatically)\b[^.!?;\n]{0,40}?\b(?:aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|accept)\w*|"
+    r"\b(?:aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|valide[sz]?)\w*\b[^.!?;\n]{0,40}?\b(?:automaticamente|automatiquement|automatisch|automatically)\b)",
     r"(?:확인|승인|허락|동의)\s*없이|묻지\s*않고",
 )
 

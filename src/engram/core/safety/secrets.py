@@ -85,6 +85,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     """
     if _is_placeholder(value) or len(value) < 4:
         return False
+    if not quoted and (value.startswith("--") or re.fullmatch(r"#[0-9a-fA-F]{3,8}", value)):
+        return False  # a flag, a CSS custom property or a colour
     if not quoted and (
         _REFERENCE.match(value) or _DOTTED_IDENT.match(value) or "(" in value or "[" in value
     ):
@@ -192,6 +194,9 @@ _ASSIGN = re.compile(
 _XML = re.compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
 _CALL_PAIR = re.compile(
     r"[\"'](?P<key>[\w.-]{2,60})[\"']\s*,\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+)
+_KEY_VALUE_ATTRS = re.compile(
+    r"\b(?:key|name)\s*=\s*[\"'](?P<key>[\w.:-]{2,60})[\"']\s+value\s*=\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
 )
 _HCL_VARIABLE = re.compile(
     r"variable\s+\"(?P<key>[\w-]+)\"\s*\{[^}]*?\bdefault\s*=\s*(?P<val>\"[^\"\n]{1,200}\")", re.S
@@ -479,8 +484,8 @@ def _pii_spans(text: str) -> list[Span]:
     for rx in (_PHONE_INTL, _PHONE_00, _PHONE_NANP):
         for m in rx.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
-            if 8 <= len(digits) <= 15:
-                out.append((m.start(), m.end(), "phone"))
+            if 8 <= len(digits) <= 15 and not re.search(r"55501\d\d$", digits):
+                out.append((m.start(), m.end(), "phone"))  # 555-01xx: reserved fictional numbers
     if _PHONE_CONTEXT.search(text):
         for m in _PHONE_NATIONAL.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
@@ -549,12 +554,14 @@ def _assignment_spans(text: str) -> list[Span]:
             continue
         s, e, value, quoted = _value_span(m)
         op = m.group("op")
+        if not quoted and text[e : e + 1] == ":":
+            continue  # the "value" is itself a key (`tokens: --brand-500: #3b82f6`)
         loose = op == ":" and not m.group("kq") and not key.startswith("-")
         if op == "->":
             continue
         if plausible_value(value, quoted=quoted, loose=loose, strong=strength == 2):
             out.append((s, e, "secret-assignment"))
-    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE):
+    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE, _KEY_VALUE_ATTRS):
         for m in rx.finditer(text):
             strength = key_strength(m.group("key"))
             if strength:
