@@ -557,13 +557,14 @@ def load_memories(
     """All parseable memories of a root, plus (rel, reason) for files that failed."""
     memories: list[Memory] = []
     errors: list[tuple[str, str]] = []
-    for fs in scan_files(root, dirs):
-        try:
-            mem, _ = read_memory_file(root, fs.rel)
-        except (MemoryParseError, OSError) as exc:
-            errors.append((fs.rel, str(exc)))
-            continue
-        memories.append(mem)
+    with batch_reads():
+        for fs in scan_files(root, dirs):
+            try:
+                mem, _ = read_memory_file(root, fs.rel)
+            except (MemoryParseError, OSError) as exc:
+                errors.append((fs.rel, str(exc)))
+                continue
+            memories.append(mem)
     return memories, errors
 
 
@@ -611,10 +612,13 @@ def current_hashes(root: Root) -> dict[str, str]:
     limit = file_limits(
         root
     ).file_bytes  # a file over it is never read (nor loaded): its size stands in
-    return {
-        fs.rel: file_hash(read_bytes(root, fs.path)) if fs.size <= limit else f"unread:{fs.size}"
-        for fs in scan_files(root, MANAGED_DIRS)
-    }
+    with batch_reads():
+        return {
+            fs.rel: file_hash(read_bytes(root, fs.path))
+            if fs.size <= limit
+            else f"unread:{fs.size}"
+            for fs in scan_files(root, MANAGED_DIRS)
+        }
 
 
 def update_manifest(root: Root, changed: dict[str, str | None]) -> None:
