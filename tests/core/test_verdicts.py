@@ -274,6 +274,20 @@ def test_a_reversed_rule_is_a_supersede_and_certain_only_when_the_words_are_the_
     )
 
 
+def test_what_is_replaced_must_be_what_the_memory_is_about() -> None:
+    logs = sort_existing([mem("es", "rule", "Use Elasticsearch for logs.")])
+    j = judged("Use OpenSearch instead of Elasticsearch for search.", logs, "rule")
+    assert j.verdict.kind == "ADD"
+    cluster = knowledge("The logging cluster uses Elasticsearch.")
+    j = judged("The search cluster uses OpenSearch instead of Elasticsearch.", cluster)
+    assert j.verdict.kind == "ADD"
+    j = judged("The logging cluster uses OpenSearch instead of Elasticsearch.", cluster)
+    assert j.verdict.line() == "UPDATE fact-1"
+    j = judged("The search cluster now runs on r6g.large nodes.",
+               knowledge("The logging cluster runs on m5.large nodes."))  # fmt: skip
+    assert j.verdict.kind == "ADD"
+
+
 def test_a_rewording_is_a_possible_duplicate_and_never_replaces() -> None:
     rules = sort_existing(
         [

@@ -572,7 +572,7 @@ class Relation(NamedTuple):
     """How a candidate relates to one memory."""
 
     # same | paraphrase | update | extends (all of it and more) | contradiction | replaces
-    # | different
+    # | replaces_in_rule (only an instruction is replaced so) | different
     kind: str
     score: float  # share of the two texts' non-value units they have in common, 0..1
     certain: bool  # clearly about the same fact (a forced save may replace)
@@ -694,11 +694,22 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         (k in mem.keyset or k in mem.mentions) and k not in mem.replaced for k in cand.replaced
     )
     name_conflict = bool(names_c) and bool(names_m)
+    # Whether the memory's subject (its first unit) is still there: "the logging cluster
+    # …" is not updated by "the search cluster now …".
+    subject_kept = bool(ok_m) and ok_m[0]
     if (
         (not same_polarity or replaces)
         and anchor
         and cover_m >= 0.5
         and (replaces or not (name_conflict or swapped))
+        # "Use OpenSearch instead of Elasticsearch for search" does not replace "use
+        # Elasticsearch for logs": with other words on both sides, most must be kept.
+        and (
+            not (replaces and same_polarity)
+            or not (words_c and words_m)
+            or cover_m >= 0.7
+            or (cand.changes and subject_kept)
+        )
         # A bare negation must keep most of the memory ("do not log request bodies" is
         # not reversed by "log request headers"); always/never or a replaced object may
         # reword more.
@@ -719,8 +730,12 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         sure = not same_polarity and not only_c and not only_m  # the same words, reversed
         if replaces and same_polarity and vals_c and vals_m:
             return Relation("update", score, False, _changed(vals_m, vals_c))
-        return Relation("contradiction" if not same_polarity else "replaces", score, sure,
-                        "says the opposite" if not same_polarity else "says it replaces this")  # fmt: skip
+        if not same_polarity:
+            return Relation("contradiction", score, sure, "says the opposite")
+        # A fact keeps its subject first ("the logging cluster uses …" is not replaced by
+        # "the search cluster uses X instead of …"); a rule starts with its verb.
+        kind = "replaces" if subject_kept else "replaces_in_rule"
+        return Relation(kind, score, False, "says it replaces this")
     if not same_polarity:
         return Relation("different", score, False, "other subject")
     if swapped and not cand.changes:
@@ -730,13 +745,13 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         first_c = _first_only(cand.units, ok_c, NAME_KINDS)
         first_m = _first_only(mem.units, ok_m, NAME_KINDS)
         in_value_place = first_c > 0 and first_m > 0
-        if cand.changes and anchor and cover_m >= 0.5 and in_value_place:
+        if cand.changes and anchor and cover_m >= 0.5 and in_value_place and subject_kept:
             return Relation("update", score, False, _changed(names_m, names_c))
         return Relation("different", score, False, _why_different(names_c, names_m))
 
     if vals_c and vals_m:
         if (
-            (not (words_c and words_m) or cand.changes)
+            (not (words_c and words_m) or (cand.changes and subject_kept))
             and (cand.changes or len(vals_c) == len(vals_m) == 1)  # one value, or said so
             and anchor
             and cover_m >= (0.5 if cand.changes else 0.6)
@@ -752,7 +767,15 @@ def relate(cand: Profile, mem: Profile) -> Relation:
             return Relation("update", score, sure, _changed(vals_m, vals_c))
         return Relation("different", score, False, "other values")
 
-    if words_c and words_m and cand.changes and anchor and cover_m >= 0.5 and at_end:
+    if (
+        words_c
+        and words_m
+        and cand.changes
+        and anchor
+        and cover_m >= 0.5
+        and at_end
+        and subject_kept
+    ):
         return Relation("update", score, False, _changed(words_m, words_c))
 
     # Everything the memory says, in the same order, and more: an update that keeps it all.

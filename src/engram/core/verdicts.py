@@ -63,6 +63,7 @@ _REPLACING = {
     "extends": "UPDATE",
     "contradiction": "SUPERSEDE",
     "replaces": "SUPERSEDE",
+    "replaces_in_rule": "SUPERSEDE",
 }
 
 
@@ -177,6 +178,7 @@ def judge(
             if t[2].type == cand.type
             and t[0].kind in _REPLACING
             and (t[0].kind != "extends" or cand.type == "skill")
+            and (t[0].kind != "replaces_in_rule" or cand.type != "knowledge")
         ]
         if same is not None:
             verdict = Verdict("NOOP", same[2].id, same[2].scope)
@@ -238,9 +240,9 @@ def other_scope_related(
             continue
         mp = _profile_of(m, profiles)
         rel = _relation(cp, mp)
-        if rel.kind == "contradiction" or (rel.kind == "replaces" and opposite(cp, mp)):
+        if rel.kind == "contradiction" or (rel.kind.startswith("replaces") and opposite(cp, mp)):
             hint = f"contradicts ({m.scope})"
-        elif rel.kind in ("same", "paraphrase", "update", "replaces"):
+        elif rel.kind in ("same", "paraphrase", "update", "replaces", "replaces_in_rule"):
             hint = f"same subject ({m.scope})"
         else:
             continue
