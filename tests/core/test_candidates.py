@@ -132,3 +132,14 @@ def test_ids_are_slugs_from_meaningful_words_and_unique() -> None:
 def test_titles_are_the_first_sentence() -> None:
     assert title_of("release notes live here. More text.") == "Release notes live here"
     assert len(title_of("word " * 100)) <= 81
+
+
+def test_level_keeps_its_written_form_for_the_safety_scan() -> None:
+    cand = parse_candidates("TYPE: skill | TEXT: Deploy. | LEVEL: Advanced")[0]
+    assert cand.level == "advanced"
+    assert cand.level_raw == "Advanced"
+    assert "level_raw" not in cand.as_dict()
+
+
+def test_ids_skip_redaction_markers() -> None:
+    assert slugify("[REDACTED:aws-access-key] is the staging deploy key") == "staging-deploy-key"

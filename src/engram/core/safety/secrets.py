@@ -130,7 +130,9 @@ _NON_SECRET_TAIL = frozenset(
     required enabled method schema dir location source version kind class size strength
     lifetime age days generator placeholder reset change question id ids prefix suffix
     length rules rule help description title id_ template helper validator validation
-    count limit limits scope scopes usage flow grant audience issuer algorithm alg""".split()
+    count limit limits scope scopes usage flow grant audience issuer algorithm alg seconds secs
+    sec ms millis minutes mins hours days weeks bytes attempts retries interval window budget
+    endpoint endpoints cache store""".split()
 )
 
 
@@ -155,6 +157,8 @@ def key_strength(key: str) -> int:
     if parts[-1] in _NON_SECRET_TAIL or (len(parts) > 1 and parts[-1] in ("hash", "digest")):
         return 0
     joined = "".join(parts)
+    if any(p in _NON_SECRET_TAIL for p in parts[1:]):
+        return 0  # token_ttl_seconds, password_reset_url: settings about the secret
     for i, p in enumerate(parts):
         if p == "pat" or _COMPOUND_STRONG.search(p):
             return 2
