@@ -100,11 +100,13 @@ def claude_json(scope: Scope) -> Path:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    from engram.hosts.files import JsonDoc
+    """A JSON object from Claude Code's files ({} when absent or unreadable). `~/.claude.json`
+    can be megabytes of history, so this is the C parser, not the span-keeping one."""
+    import json
 
     try:
-        value = JsonDoc(path.read_text(encoding="utf-8")).value
-    except (OSError, ValueError):
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -55,6 +55,14 @@ def _within(folder: Path, rule: Path) -> bool:
         return False
 
 
+def trust_check_off(scope: Scope) -> bool:
+    """`security.folderTrust.enabled: false` in the user settings (a project cannot say so)."""
+    settings = _read_json(_gemini_dir(scope) / "settings.json")
+    security = settings.get("security") if isinstance(settings, dict) else None
+    trust = security.get("folderTrust") if isinstance(security, dict) else None
+    return isinstance(trust, dict) and trust.get("enabled") is False
+
+
 def folder_trusted(scope: Scope, folder: Path) -> bool:
     """Whether Gemini CLI trusts `folder` (and so starts MCP servers there), as it decides."""
     if os.environ.get("GEMINI_RESTRICTED_MODE") == "true":
@@ -62,10 +70,7 @@ def folder_trusted(scope: Scope, folder: Path) -> bool:
     env = os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")
     if env in ("true", "false"):
         return env == "true"
-    settings = _read_json(_gemini_dir(scope) / "settings.json")
-    security = settings.get("security") if isinstance(settings, dict) else None
-    trust = security.get("folderTrust") if isinstance(security, dict) else None
-    if isinstance(trust, dict) and trust.get("enabled") is False:
+    if trust_check_off(scope):
         return True
     path = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
     rules = _read_json(Path(path) if path else _gemini_dir(scope) / "trustedFolders.json")
@@ -82,6 +87,8 @@ def folder_trusted(scope: Scope, folder: Path) -> bool:
 def trust_step(scope: Scope) -> str | None:
     """What the person must do before Gemini CLI starts the server in this project."""
     if scope.is_global:
+        if trust_check_off(scope) or os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+            return None
         return (
             "Gemini CLI starts MCP servers only in folders you trust: in each project, run "
             "`gemini` and choose to trust the folder (or `/permissions trust`)"
