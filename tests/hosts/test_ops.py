@@ -330,3 +330,26 @@ def test_a_hook_that_only_mentions_engram_is_left_alone(env):
     assert {"hooks": [theirs]} in hooks and len(hooks) == 2  # Engram's own hook is added
     assert ops.run("unlink", ["claude"], scope).ok
     assert json.loads(settings.read_text())["hooks"]["SessionStart"] == [{"hooks": [theirs]}]
+
+
+def test_a_file_the_host_writes_meanwhile_is_never_overwritten(env, monkeypatch):
+    """The host edits its file between Engram's read and write: nothing is written."""
+    scope = scope_for(env, WORKSPACE)
+    settings = env["project"] / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": "a"}\n')
+    real = ops._lock
+
+    def host_writes_first(s):
+        settings.write_text('{"theme": "b"}\n')  # what Gemini CLI saved meanwhile
+        return real(s)
+
+    monkeypatch.setattr(ops, "_lock", host_writes_first)
+    from engram.core.errors import EngramError
+
+    with pytest.raises(EngramError, match="changed while Engram was planning"):
+        ops.run("link", ["gemini"], scope)
+    assert settings.read_text() == '{"theme": "b"}\n'
+    assert not (env["project"] / "GEMINI.md").exists()
+    monkeypatch.setattr(ops, "_lock", real)
+    assert ops.run("link", ["gemini"], scope).ok

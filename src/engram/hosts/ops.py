@@ -4,8 +4,9 @@ Every change is computed in memory first (one text per file, each target transfo
 in turn), so `--plan` shows exactly the diff that a real run writes, and a run applies all
 of its edits or none: a file that cannot be parsed, or an `engram` entry that Engram did
 not write (replaced only with `--force`, R-INS-4), stops the whole run before anything is
-written, and a write that fails midway puts back the files already written. What Engram created (files, folders, containers) is recorded
-in the link state so that unlink gives back the user's bytes exactly (R-REG-5).
+written; a file the host changed meanwhile stops it too; a write that fails midway puts
+back the files already written. What Engram created (files, folders, containers) is
+recorded in the link state so that unlink gives back the user's bytes exactly (R-REG-5).
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ def run(
     failed = any(c.action in ("conflict", "error") for c in changes)
     if not plan and written and not failed:
         with _lock(scope):
+            _unchanged_since_read(scope, written, originals)
             _write(scope, written, texts, originals, files)
             _save_state(scope, state)
     return _result(op, scope, changes, diffs, plan, held_back=failed and bool(written))
@@ -284,6 +286,23 @@ def _write(
     for folder in sorted(set(emptied), key=lambda p: -len(p.parts)):
         with contextlib.suppress(OSError):
             folder.rmdir()  # only when empty
+
+
+def _unchanged_since_read(
+    scope: Scope, written: list[Path], originals: dict[Path, str | None]
+) -> None:
+    """A host may write its file while Engram plans: never overwrite what it wrote."""
+    for path in written:
+        try:
+            now = read_text(path)
+        except (ConfigParseError, OSError):
+            now = ""
+        if now != originals[path]:
+            raise EngramError(
+                f"{rel(scope, path)} changed while Engram was planning its edit (the host "
+                "wrote it?); nothing was written; run the command again",
+                code="host.file_changed",
+            )
 
 
 def _put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
