@@ -98,9 +98,7 @@ def respond(
     query: str | None = None
     if event == PROMPT:
         prompt = payload.get("prompt")
-        if isinstance(
-            prompt, str
-        ):  # a stray surrogate or control character must not cost the memory
+        if isinstance(prompt, str):  # a stray surrogate or control must not cost the memory
             from engram.core.inputs import printable
 
             prompt = printable(prompt)
