@@ -12,7 +12,6 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -165,6 +164,8 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
     One `git status` call; repository-configured programs (fsmonitor, hooks) are disabled
     because the repository may be hostile, and no lock is taken.
     """
+    import subprocess  # only the hooks read git; a load does not pay for the import
+
     paths: list[str] = []
     if cwd is not None:
         try:
