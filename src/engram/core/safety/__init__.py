@@ -10,7 +10,6 @@ is still worth keeping (`secrets`). Both match normalised text (`normalise`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from engram.core.errors import SafetyError, UsageError
@@ -76,10 +75,25 @@ def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     return [(s, e, k) for s, e, k, _ in out]
 
 
-@dataclass
 class Redaction:
-    text: str
-    kinds: list[str] = field(default_factory=list)
+    """A text with its secrets replaced, and the kind of each replacement.
+
+    (A plain class: `dataclasses` would pull `inspect` onto the hooks' start-up path.)
+    """
+
+    __slots__ = ("kinds", "text")
+
+    def __init__(self, text: str, kinds: list[str] | None = None) -> None:
+        self.text = text
+        self.kinds: list[str] = [] if kinds is None else kinds
+
+    def __repr__(self) -> str:
+        return f"Redaction(text={self.text!r}, kinds={self.kinds!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Redaction) and (self.text, self.kinds) == (other.text, other.kinds)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def changed(self) -> bool:

@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engram.core.safety.normalise import folded, is_invisible, skeleton, tag_text, visible_form
+from engram.core.safety.normalise import (
+    folded,
+    is_invisible,
+    lazy_compile,
+    skeleton,
+    tag_text,
+    visible_form,
+)
 
 OVERRIDE = "override of earlier instructions"
 ROLE = "role play aimed at the reader"
@@ -33,12 +39,29 @@ MARKUP = "hidden markup"
 DATA_URL = "markup that sends data out through a URL"
 
 
-@dataclass(frozen=True)
 class Refusal:
-    """Why a text is refused (`kind`) and the part that shows it (`excerpt`)."""
+    """Why a text is refused (`kind`) and the part that shows it (`excerpt`); immutable."""
 
-    kind: str
-    excerpt: str
+    __slots__ = ("excerpt", "kind")
+
+    def __init__(self, kind: str, excerpt: str) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "excerpt", excerpt)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a Refusal is immutable")
+
+    def __repr__(self) -> str:
+        return f"Refusal(kind={self.kind!r}, excerpt={self.excerpt!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Refusal) and (self.kind, self.excerpt) == (
+            other.kind,
+            other.excerpt,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.excerpt))
 
 
 # ---------------------------------------------------------------- hidden characters
@@ -79,11 +102,11 @@ def _hidden_char(text: str) -> tuple[int, str] | None:
 
 # ---------------------------------------------------------------- markup
 
-_CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_CODE_SPAN = lazy_compile(r"```.*?```|`[^`\n]*`", re.S)
 _MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "active HTML element",
-        re.compile(
+        lazy_compile(
             r"<\s*/?\s*(?:script|iframe|object|embed|style|meta|link|svg|math|form|input|"
             r"base|frame|frameset|applet)\b",
             re.I,
@@ -91,15 +114,15 @@ _MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "script in markup",
-        re.compile(r"<[^>]*\son[a-z]+\s*=|\b(?:java|vb)script\s*:|data\s*:\s*text/html", re.I),
+        lazy_compile(r"<[^>]*\son[a-z]+\s*=|\b(?:java|vb)script\s*:|data\s*:\s*text/html", re.I),
     ),
 )
 # Elements whose text a reader of the rendered Markdown never sees.
-_HIDDEN_ELEMENT = re.compile(
+_HIDDEN_ELEMENT = lazy_compile(
     r"<\s*(?P<tag>[a-z][\w-]*)\b(?P<attrs>[^>]*)>(?P<body>.*?)(?:<\s*/\s*(?P=tag)\s*>|$)",
     re.I | re.S,
 )
-_HIDING_ATTRS = re.compile(
+_HIDING_ATTRS = lazy_compile(
     r"\shidden\b|aria-hidden\s*=\s*[\"']?true|style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|"
     r"visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|"
     r"(?:max-)?(?:height|width)\s*:\s*0(?:px)?\s*(?:;|[\"'])|color\s*:\s*(?:transparent|white|#fff\b|#ffffff\b)|"
@@ -107,15 +130,15 @@ _HIDING_ATTRS = re.compile(
     re.I,
 )
 _HIDING_TAGS = frozenset({"template", "noscript"})
-_MD_TARGET = re.compile(r"(!?)\[[^\]\n]*\]\(\s*<?([^)\s>]+)")
-_HTML_TARGET = re.compile(
+_MD_TARGET = lazy_compile(r"(!?)\[[^\]\n]*\]\(\s*<?([^)\s>]+)")
+_HTML_TARGET = lazy_compile(
     r"<\s*(img|a|image|source|video|audio)\b[^>]*?\b(?:src|href|srcset|poster)\s*=\s*[\"']?([^\"'\s>]+)",
     re.I,
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_compile(
     r"\{\{?[^{}]*\}\}?|\$\{?[A-Za-z_]\w*\}?|<[^<>]+>|%s|\[[A-Za-z_ ]{3,}\]|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
 )
-_DATA_PARAM = re.compile(
+_DATA_PARAM = lazy_compile(
     r"(?i)^(?:data|d|payload|p|content|c|info|i|leak|exfil|x|msg|message|text|t|body|"
     r"secret|secrets|token|key|keys|apikey|api_key|password|pass|pwd|env|environment|cookie|"
     r"cookies|session|creds?|credentials?|history|conversation|chat|memory|prompt|context|"
@@ -434,21 +457,21 @@ _SINK = (
     r"\bdescricao\s+do\s+pr\b|\bdescription\s+de\s+la\s+pr\b|\bpr-beschreibung\b|\bmensa(?:je|gem)\s+de\s+commit\b|"
     r"\bmessage\s+de\s+commit\b|\bcommit-nachricht\b|コミットメッセージ|提交信息|总结|總結|回复|回答)"
 )
-_EXFIL_NEG = re.compile(
+_EXFIL_NEG = lazy_compile(
     r"(?:\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|should\s+not|shouldn'?t|avoid|no|nunca|jamas|jamais|"
     r"niemals|nie|nao|non|ne|nicht|kein)\b|不要|禁止|しない|ないで)[^.!?;\n]*$"
 )
-_EXFIL_PARTS = (re.compile(_SENSITIVE), re.compile(_DEST), re.compile(_SINK))
-_TELL_ME = re.compile(
+_EXFIL_PARTS = (lazy_compile(_SENSITIVE), lazy_compile(_DEST), lazy_compile(_SINK))
+_TELL_ME = lazy_compile(
     r"\b(?:tell|show|give|send|read\s+out|paste|dime|diz-me|dis-moi|sag\s+mir|dimmi)\s+me\b[^.!?;\n]{0,60}?"
     rf"(?:{_SENSITIVE}|\b[a-z0-9]+_(?:token|key|secret|password)\b|\bwhat\s+is\s+inside\b)"
 )
-_FETCH_EXEC = re.compile(
+_FETCH_EXEC = lazy_compile(
     r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\biex\s*\(|"
     r"\binvoke-expression\b|\bexec\s*\(\s*(?:urllib|requests|urlopen)|urlopen\([^)]*\)\.read\(\)|"
     r"\bpip\s+install\s+git\+https?://|\bbash\s+<\(\s*curl|\bsh\s+-c\s+\"?\$\(\s*(?:curl|wget)"
 )
-_EXEC_PRESSURE = re.compile(
+_EXEC_PRESSURE = lazy_compile(
     r"\b(?:immediately|right\s+away|first\s+thing|before\s+(?:doing\s+)?anything\s+else|"
     r"before\s+(?:you\s+)?(?:continue|continuing|answering|anything)|no\s+(?:need\s+to\s+)?(?:review|questions|check)|"
     r"without\s+(?:review|reviewing|reading|checking|asking|telling)|quietly|silently|secretly|hidden|sudo|"
@@ -456,14 +479,14 @@ _EXEC_PRESSURE = re.compile(
     r"authorized_keys|antes\s+de\s+(?:continuar|seguir)|sem\s+avisar|sin\s+avisar|sans\s+(?:prevenir|avertir)|"
     r"ohne\s+(?:zu\s+fragen|nachzufragen))\b|-w(?:indowstyle)?\s+hidden|\B-nop\b|https?://\d{1,3}(?:\.\d{1,3}){3}"
 )
-_EXEC_NEG = re.compile(
+_EXEC_NEG = lazy_compile(
     r"\b(?:never|don'?t|do\s+not|must\s+not|avoid|nunca|jamais|niemals|nie)\b[^.!?;\n]*$"
 )
-_PIPE_OUT = re.compile(
+_PIPE_OUT = lazy_compile(
     r"\b(?:env|printenv|set|cat\s+\S+|history)\s*\|\s*(?:base64\s*\|\s*)?(?:curl|nc|ncat|netcat|wget|http|telnet)\b|"
     r"\bso\s+(?:that\s+)?(?:the\s+)?(?:masking|scanner|secret\s+scanner|redaction|filter|detection|review)\s+(?:misses|doesn'?t|does\s+not|can'?t|cannot|won'?t)"
 )
-_EXFIL_HOSTS = re.compile(
+_EXFIL_HOSTS = lazy_compile(
     r"\b(?:webhook\.site|requestbin|ngrok\.io|ngrok-free\.app|pipedream\.net|interact\.sh|burpcollaborator|"
     r"oastify\.com|beeceptor|canarytokens|requestcatcher)\b"
 )
@@ -581,7 +604,7 @@ _SAFETY_OFF_RX = (
 )
 
 # Markup comments and other hidden text that speak to the AI reader.
-_ADDRESS_RX = re.compile(
+_ADDRESS_RX = lazy_compile(
     r"(?:^|[.!?:;(\[>-]\s*)(?:note\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?)?(?:ai|a\.i\.|llms?|assistants?|ai\s+agents?|"
     r"agents?|ai\s+assistants?|language\s+models?|chatbots?|claude|gpt|chatgpt|copilot|gemini|codex|ki|ia)\s*[:,]|"
     r"\bnote\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llms?|assistants?|agents?|models?)\b|"
@@ -594,7 +617,7 @@ _ADDRESS_RX = re.compile(
 ADDRESS = "text addressed to the agent that reads memory"
 
 
-_NEG_BEFORE = re.compile(
+_NEG_BEFORE = lazy_compile(
     r"\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|cannot|can'?t|should\s+not|shouldn'?t|"
     r"not\s+allowed|forbidden|prohibited|avoid|no\s+one|nobody|nunca|jamas|jamais|niemals|nie|"
     r"nao|non|ne|nicht|no\s+(?:debes|hagas|se\s+debe))\b[^.!?;\n]*$"
@@ -644,23 +667,23 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
         (BYPASS, _SAFETY_OFF_RX, True),
         (BYPASS, _BYPASS_NEGATABLE, True),
     ):
-        out.append((kind, re.compile("|".join(f"(?:{p})" for p in pats)), negatable))
+        out.append((kind, lazy_compile("|".join(f"(?:{p})" for p in pats)), negatable))
     return tuple(out)
 
 
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+_MARKER = lazy_compile(r"\[REDACTED:[a-z0-9-]+\]")
 _LEET = str.maketrans("0134578@$", "oieastbas")
 # A word spelled with digits for letters: at least three characters, a third of them digits.
-_LEET_WORD = re.compile(r"\b(?=[\w@$]*[a-z])(?=(?:[\w@$]*?[013457]){2})[\w@$]{3,}")
-_B64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
-_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
-_QUOTED_PIECES = re.compile(
+_LEET_WORD = lazy_compile(r"\b(?=[\w@$]*[a-z])(?=(?:[\w@$]*?[013457]){2})[\w@$]{3,}")
+_B64_RUN = lazy_compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_HEX_RUN = lazy_compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
+_QUOTED_PIECES = lazy_compile(
     r"([\"'])([^\"'\n]{1,80})\1(?:\s*(?:\+|\.\.?|&|\|\|)\s*([\"'])([^\"'\n]{1,80})\3)+"
 )
-_REVERSE_CUE = re.compile(
+_REVERSE_CUE = lazy_compile(
     r"(?i)\b(?:revers\w*|backwards?|al\s+reves|a\s+l'envers|ruckwarts|invert\w*)\b|逆|反转|反轉"
 )
-_ROT_CUE = re.compile(r"(?i)\brot-?13\b|\bcaesar\b")
+_ROT_CUE = lazy_compile(r"(?i)\brot-?13\b|\bcaesar\b")
 _ROT13 = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM",

@@ -10,10 +10,31 @@ look-alike letters to Latin, so one Latin pattern catches every disguise.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from functools import lru_cache
+
+
+class LazyPattern:
+    """A regular expression compiled on first use: importing the checks stays cheap."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return getattr(rx, name)
+
+
+def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile`, deferred until the pattern is first used."""
+    return LazyPattern(pattern, flags)  # type: ignore[return-value]
+
 
 # Letters of Cyrillic, Greek, Armenian and Cherokee (and a few Latin extensions) that
 # render like a Latin letter, after NFKD and case folding. Derived from the Unicode
@@ -70,6 +91,8 @@ def _unescape(text: str) -> str:
     for _ in range(2):
         if "&" not in text:
             break
+        import html  # lazy: its entity table is large and most texts have no entity
+
         text = html.unescape(text)
     return text
 

@@ -23,6 +23,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from engram.core.safety.normalise import lazy_compile
+
 Span = tuple[int, int, str]
 
 # ---------------------------------------------------------------- values
@@ -35,19 +37,19 @@ _KNOWN_WORDS = frozenset(
     needed mandatory missing invalid expired rotated same blank test tests testing xxx todo
     tbd n/a na see below above here there this that it is the a an your my our their""".split()
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_compile(
     r"(?i)^(?:<[^>]*>?|\$\{?[\w.:-]*\}?|%[\w.]+%?|\{\{.*\}\}|\{[\w.-]*\}|\(\w+\)|\*+|x{3,}|\.{2,}|…|_+|-+|#+|\?+|"
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
     r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|insert[_-].*|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
 )
-_REFERENCE = re.compile(
+_REFERENCE = lazy_compile(
     r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
     r"config\.|settings\.|self\.|this\.|cfg\.|conf\.|options\.|opts\.|args\.|params\.|request\.|req\.|"
     r"secrets\.|vars\.|context\.|ctx\.|system\.getenv|keyring|getpass|input\(|read|prompt\()"
 )
-_DOTTED_IDENT = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$")
+_DOTTED_IDENT = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$")
 _TRAIL = ".,;:)]}>"
 
 
@@ -112,7 +114,7 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
 
 # ---------------------------------------------------------------- keys
 
-_SPLIT_KEY = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SPLIT_KEY = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRONG_PARTS = frozenset(
     """password passwd pwd passphrase passcode secret secrets token tokens apikey credential
     credentials creds authtoken accesstoken refreshtoken privatekey clientsecret passwort
@@ -136,7 +138,7 @@ _NON_SECRET_TAIL = frozenset(
 )
 
 
-_COMPOUND_STRONG = re.compile(
+_COMPOUND_STRONG = lazy_compile(
     r"password|passwd|passphrase|passcode|secret(?!ar)|token(?!i[sz])|apikey"
 )
 
@@ -190,46 +192,46 @@ _KEY_STEM = (
     r"(?:pass|pwd|secret|token|key|auth|cred|sig|cookie|session|kennwort|contrase|senha|dsn)"
 )
 # key, optional closing quote, operator, value (quoted or bare)
-_ASSIGN = re.compile(
+_ASSIGN = lazy_compile(
     r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
     r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>:=|=>|===?|\+=|=|:(?!//)|->)[ \t]*"
     r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200}))",
 )
-_XML = re.compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
-_CALL_PAIR = re.compile(
+_XML = lazy_compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
+_CALL_PAIR = lazy_compile(
     r"[\"'](?P<key>[\w.-]{2,60})[\"']\s*,\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
 )
-_KEY_VALUE_ATTRS = re.compile(
+_KEY_VALUE_ATTRS = lazy_compile(
     r"\b(?:key|name)\s*=\s*[\"'](?P<key>[\w.:-]{2,60})[\"']\s+value\s*=\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
 )
-_HCL_VARIABLE = re.compile(
+_HCL_VARIABLE = lazy_compile(
     r"variable\s+\"(?P<key>[\w-]+)\"\s*\{[^}]*?\bdefault\s*=\s*(?P<val>\"[^\"\n]{1,200}\")", re.S
 )
-_NETRC = re.compile(
+_NETRC = lazy_compile(
     r"(?i)\b(?:login|user(?:name)?)\s+\S+\s+password\s+(?P<val>\S+)|(?m:^\s*password\s+(?P<val2>\S+)\s*$)"
 )
-_ENV_DIRECTIVE = re.compile(r"\b(?:ENV|ARG)\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>[^\s=]\S*)")
-_FLAG_SPACE = re.compile(
+_ENV_DIRECTIVE = lazy_compile(r"\b(?:ENV|ARG)\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>[^\s=]\S*)")
+_FLAG_SPACE = lazy_compile(
     r"(?<![\w-])(?P<key>--?[A-Za-z][\w-]*)\s+(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`;|&<>-][^\s\"'`;|&<>]{0,199})"
 )
-_MYSQL_P = re.compile(
+_MYSQL_P = lazy_compile(
     r"\b(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?|mysqlsh|mysqlimport|mysqlcheck)\b[^\n|;&]*?"
     r"\s-p(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)"
 )
-_CLI_SHORT = re.compile(
+_CLI_SHORT = lazy_compile(
     r"\b(?:sshpass|redis-cli|docker\s+login|podman\s+login|helm\s+registry\s+login|htpasswd\s+-b\w*\s+\S+|"
     r"smbclient|openssl\s+\w+[^\n]*?-(?:pass|passin|passout|k))\b[^\n|;&]*?\s-(?:p|a|k)\s+"
     r"(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-]\S*)"
 )
-_USER_PASS_FLAG = re.compile(
+_USER_PASS_FLAG = lazy_compile(
     r"(?<![\w-])(?:-u|--user|-U|--username)\s+[\"']?[^\s:\"'%]+[:%](?P<val>[^\s\"'@]+)"
 )
-_SQL = re.compile(
+_SQL = lazy_compile(
     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(?P<q>['\"]?)(?P<val>[^'\"\s;]+)(?P=q)|"
     r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s+(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
     r"\bsp_(?:addlogin|password)\s+(?:N?'[^']*'\s*,\s*)?N?(?P<q3>')(?P<val3>[^'\n]{3,})(?P=q3)"
 )
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = lazy_compile(
     r"(?i)\b(?:bearer|token|basic|digest|apikey|api-key|sso-key)\s+(?P<val>[A-Za-z0-9._~+/=:-]{8,})"
 )
 _PASSWORD_WORD = (
@@ -238,7 +240,7 @@ _PASSWORD_WORD = (
     r"heslo|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?"
 )
-_SENTENCE = re.compile(
+_SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,7}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
@@ -246,29 +248,29 @@ _SENTENCE = re.compile(
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
-_SENTENCE_SET = re.compile(
+_SENTENCE_SET = lazy_compile(
     rf"(?i)\b(?:set|change|reset|update|use|with|using|login\s+with|log\s+in\s+with|con|com|avec|mit|usa|use\s+a)\s+"
     rf"(?:the\s+|la\s+|a\s+|o\s+|le\s+|das\s+|dem\s+|el\s+)?(?:\w+\s+)?(?:{_PASSWORD_WORD})\s+(?:to\s+|=\s*|:\s*)?"
     r"(?P<q>[\"'`«“„‘]?)(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
-_BARE_KEYWORD = re.compile(rf"(?i)\b(?:{_PASSWORD_WORD})\s+(?P<val>[^\s\"'`]{{6,100}})")
-_RESET_TO = re.compile(r"(?i)\b(?:reset|changed|rotated|set)\s+to\s+(?P<val>[^\s\"'`]{8,100})")
-_PASSPHRASE = re.compile(
+_BARE_KEYWORD = lazy_compile(rf"(?i)\b(?:{_PASSWORD_WORD})\s+(?P<val>[^\s\"'`]{{6,100}})")
+_RESET_TO = lazy_compile(r"(?i)\b(?:reset|changed|rotated|set)\s+to\s+(?P<val>[^\s\"'`]{8,100})")
+_PASSPHRASE = lazy_compile(
     r"(?i)\bpass\s*phrase\b[^.\n]{0,40}?\b(?:is|was|:)\s+(?P<val>[^.;\n\"]{8,80}?)(?=[.;\n\"]|$)"
 )
-_CRED_PAIR = re.compile(
+_CRED_PAIR = lazy_compile(
     r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?:\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
 )
-_CJK_SENTENCE = re.compile(
+_CJK_SENTENCE = lazy_compile(
     r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
     r"[^\s!-~]{0,6}?(?:は|が|：|:|是|为|為|=|는|은|:)\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
 )
 
 # ---------------------------------------------------------------- URLs
 
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.I)
-_USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@", re.I)
-_QUERY_PARAM = re.compile(r"[?&;#](?P<key>[\w.\-\[\]]+)=(?P<val>[^&#\s\"'<>)]+)")
+_URL = lazy_compile(r"\b[a-z][a-z0-9+.-]{1,30}://[^\s<>\"'`)\]]+", re.I)
+_USERINFO = lazy_compile(r"^[a-z][a-z0-9+.-]*://(?P<user>[^:@/\s]*)(?::(?P<pw>[^@/\s]*))?@", re.I)
+_QUERY_PARAM = lazy_compile(r"[?&;#](?P<key>[\w.\-\[\]]+)=(?P<val>[^&#\s\"'<>)]+)")
 _QUERY_STRONG = frozenset(
     """sig signature x-amz-signature x-amz-security-token x-amz-credential x-goog-signature
     x-goog-credential access_token accesstoken auth auth_token authtoken apikey api_key api-key
@@ -282,106 +284,118 @@ _QUERY_STRONG = frozenset(
 _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private-key",
-        re.compile(
+        lazy_compile(
             r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?=(?:\\n|\s)*[A-Za-z0-9+/]{20}).*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
             re.DOTALL,
         ),
     ),
-    ("private-key", re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC:\s*\S+|$)", re.DOTALL)),
-    ("private-key", re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
+    ("private-key", lazy_compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC:\s*\S+|$)", re.DOTALL)),
+    ("private-key", lazy_compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}")),
+    ("jwt", lazy_compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
     (
         "aws-access-key",
-        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+        lazy_compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
     ),
     (
         "aws-secret-key",
-        re.compile(
+        lazy_compile(
             r"(?i:aws.{0,20}?(?:secret|sk).{0,20}?)\W{0,4}(?P<val>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
     ),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("google-oauth", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,}")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("google-api-key", lazy_compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("google-oauth", lazy_compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[A-Za-z0-9_-]{20,}")),
+    (
+        "github-token",
+        lazy_compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+    ),
     (
         "gitlab-token",
-        re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+        lazy_compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
     ),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
+    ("slack-token", lazy_compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
     (
         "webhook-url",
-        re.compile(
+        lazy_compile(
             r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>[A-Za-z0-9/_-]{20,})"
         ),
     ),
     (
         "webhook-url",
-        re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<val>\d+/[A-Za-z0-9_-]{20,})"),
+        lazy_compile(r"discord(?:app)?\.com/api/webhooks/(?P<val>\d+/[A-Za-z0-9_-]{20,})"),
     ),
-    ("webhook-url", re.compile(r"outlook\.office\.com/webhook/(?P<val>[A-Za-z0-9@/_-]{20,})")),
+    ("webhook-url", lazy_compile(r"outlook\.office\.com/webhook/(?P<val>[A-Za-z0-9@/_-]{20,})")),
     (
         "api-key",
-        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}"),
-    ),
-    ("api-key", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("api-key", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_-]{50,}")),
-    (
-        "api-key",
-        re.compile(r"\bhf_[A-Za-z0-9]{30,}|\bdop_v1_[a-f0-9]{64}|\bdo[or]_v1_[a-f0-9]{64}"),
-    ),
-    ("api-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
-    ("api-key", re.compile(r"\bkey-[0-9a-f]{32}\b|\b[0-9a-f]{32}-us\d{1,2}\b")),
-    (
-        "api-key",
-        re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+        lazy_compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}"),
     ),
     (
         "api-key",
-        re.compile(r"\bdapi[a-f0-9]{32}\b|\blin_api_[A-Za-z0-9]{40}\b|\bsecret_[A-Za-z0-9]{43}\b"),
+        lazy_compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ),
+    ("api-key", lazy_compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_-]{50,}")),
+    (
+        "api-key",
+        lazy_compile(r"\bhf_[A-Za-z0-9]{30,}|\bdop_v1_[a-f0-9]{64}|\bdo[or]_v1_[a-f0-9]{64}"),
+    ),
+    ("api-key", lazy_compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
+    ("api-key", lazy_compile(r"\bkey-[0-9a-f]{32}\b|\b[0-9a-f]{32}-us\d{1,2}\b")),
+    (
+        "api-key",
+        lazy_compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     ),
     (
         "api-key",
-        re.compile(
+        lazy_compile(
+            r"\bdapi[a-f0-9]{32}\b|\blin_api_[A-Za-z0-9]{40}\b|\bsecret_[A-Za-z0-9]{43}\b"
+        ),
+    ),
+    (
+        "api-key",
+        lazy_compile(
             r"\b(?:hvs|hvb|hvr)\.[A-Za-z0-9_-]{24,}|\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
         ),
     ),
     (
         "api-key",
-        re.compile(
+        lazy_compile(
             r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}|\bNRAK-[A-Z0-9]{27}\b"
         ),
     ),
     (
         "api-key",
-        re.compile(
+        lazy_compile(
             r"\b(?:AC|SK)[0-9a-f]{32}\b|\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|\bEAAA[A-Za-z0-9_-]{60,}"
         ),
     ),
     (
         "api-key",
-        re.compile(r"\b(?:xkeysib|xsmtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b|\bAKC[a-zA-Z0-9]{10,}"),
+        lazy_compile(
+            r"\b(?:xkeysib|xsmtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b|\bAKC[a-zA-Z0-9]{10,}"
+        ),
     ),
-    ("api-key", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b")),  # Telegram bot
+    ("api-key", lazy_compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b")),  # Telegram bot
     (
         "api-key",
-        re.compile(r"\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
+        lazy_compile(r"\b[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
     ),  # Discord bot
     (
         "api-key",
-        re.compile(
+        lazy_compile(
             r"\bAccountKey=(?P<val>[A-Za-z0-9+/=]{40,})|\bSharedAccessKey=(?P<val2>[A-Za-z0-9+/=]{20,})"
         ),
     ),
-    ("api-key", re.compile(r"\b(?:LTAI|AKLT|AKID)[A-Za-z0-9]{12,}\b")),
+    ("api-key", lazy_compile(r"\b(?:LTAI|AKLT|AKID)[A-Za-z0-9]{12,}\b")),
 )
 
 # ---------------------------------------------------------------- personal data
 
-_EMAIL = re.compile(
+_EMAIL = lazy_compile(
     r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b(?![\w.-]*[:/])"
 )
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \t-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN = lazy_compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \t-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])"
+)
 _IBAN_LENGTHS = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
     "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
@@ -393,7 +407,7 @@ _IBAN_LENGTHS = {
     "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
     "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
-_CARD = re.compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d.,-]?\d)")
+_CARD = lazy_compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d.,-]?\d)")
 # Numbers that payment providers publish for testing; they charge nothing.
 _TEST_CARDS = frozenset(
     """4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210
@@ -407,25 +421,25 @@ _TEST_CARDS = frozenset(
     4000003800000446 4000008400001629 4000000000000101 4000000000000069 4000000000000127
     4000000000000119 4000000000000259""".split()
 )
-_PHONE_INTL = re.compile(
+_PHONE_INTL = lazy_compile(
     r"(?<![\w+/.=#-])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]?\d{1,5}){1,6}(?![\w.]?\d)"
 )
-_PHONE_00 = re.compile(r"(?<!\d\s)(?<![\w/.=#-])00[1-9]\d{0,2}(?:[ .-]\d{1,5}){2,6}(?![\w.]?\d)")
-_PHONE_NANP = re.compile(
+_PHONE_00 = lazy_compile(r"(?<!\d\s)(?<![\w/.=#-])00[1-9]\d{0,2}(?:[ .-]\d{1,5}){2,6}(?![\w.]?\d)")
+_PHONE_NANP = lazy_compile(
     r"(?<![\w/.=#-])\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?!\d)|(?<![\w/.=#:-])\d{3}[-.]\d{3}[-.]\d{4}(?![\w.-]?\d)"
 )
-_PHONE_CONTEXT = re.compile(
+_PHONE_CONTEXT = lazy_compile(
     r"(?i)\b(?:phone|tel|telephone|mobile|cell|fax|call|sms|whatsapp|signal|hotline|pager|"
     r"tel[eé]fono|telefone|celular|m[oó]vil|t[eé]l[eé]phone|portable|telefon|handy|"
     r"telefono|cellulare|rappeler|appeler|anrufen|llamar|ligar)\b|電話|电话|携帯|手机|手機"
 )
-_PHONE_NATIONAL = re.compile(r"(?<![\w/.=#:-])\(?0?\d{2,5}\)?(?:[ .-]?\d{2,5}){1,4}(?![\w.-]?\d)")
-_PHONE_FR = re.compile(r"(?<![\w/.=#:-])0[1-9](?:[ .-]\d{2}){4}(?![\w.-]?\d)")
-_NI_NUMBER = re.compile(
+_PHONE_NATIONAL = lazy_compile(r"(?<![\w/.=#:-])\(?0?\d{2,5}\)?(?:[ .-]?\d{2,5}){1,4}(?![\w.-]?\d)")
+_PHONE_FR = lazy_compile(r"(?<![\w/.=#:-])0[1-9](?:[ .-]\d{2}){4}(?![\w.-]?\d)")
+_NI_NUMBER = lazy_compile(
     r"(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
 )
-_TAX_ID_DE = re.compile(r"(?<![\d-])[1-9]\d ?\d{3} ?\d{3} ?\d{3}(?![\d-])")
-_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+_TAX_ID_DE = lazy_compile(r"(?<![\d-])[1-9]\d ?\d{3} ?\d{3} ?\d{3}(?![\d-])")
+_SSN = lazy_compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -631,7 +645,7 @@ def _auth_header_spans(text: str) -> list[Span]:
 
 
 # `user:password@host` without a scheme (Go and JDBC-style DSNs, rsync, proxies).
-_BARE_USERINFO = re.compile(
+_BARE_USERINFO = lazy_compile(
     r"(?<![\w/:.@-])[\w.-]{1,40}:(?P<val>[^\s:@/\"'()]{4,100})@(?=(?:tcp|unix|udp)\(|[\w-]+(?:\.[\w-]+)+)"
 )
 
@@ -676,8 +690,8 @@ def _url_spans(text: str) -> list[Span]:
     return out
 
 
-_B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-_B64URL_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B64_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B64URL_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 
 
 def _decode_b64(token: str) -> str | None:
@@ -736,19 +750,19 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
     return out
 
 
-_ENTROPY_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
-_PUBLIC_BLOCK = re.compile(
+_ENTROPY_TOKEN = lazy_compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+_PUBLIC_BLOCK = lazy_compile(
     r"-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL)-----.*?(?:-----END[^-]*-----|$)|"
     r"\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+[A-Za-z0-9+/=]+|"
     r"\bdata:[\w/+.-]+;base64,[A-Za-z0-9+/=]+",
     re.S,
 )
-_HASH_CONTEXT = re.compile(
+_HASH_CONTEXT = lazy_compile(
     r"(?i)(?:sha\d*|md5|digest|hash|checksum|commit|revision|rev|etag|uuid|guid|nonce|"
     r"integrity|fingerprint|build|image|tag|run|job|trace|request|correlation|object|blob|"
     r"tree|ref|id|h1|zh|sum|@)[\s:=@\"'#-]*$"
 )
-_SECRET_CONTEXT = re.compile(
+_SECRET_CONTEXT = lazy_compile(
     r"(?i)\b(?:key|token|secret|password|passwd|credential|auth|bearer|api|private|signature|"
     r"hmac|salt|access|session|cookie|webhook|dsn|license|seed|pat)\w*\b[^.\n]{0,60}$"
 )
@@ -797,7 +811,7 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
 # ---------------------------------------------------------------- detect-secrets
 
 # A text can only hold what a detect-secrets plugin matches if it has a long token.
-_DS_GATE = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}|PRIVATE KEY|AccountKey")
+_DS_GATE = lazy_compile(r"[A-Za-z0-9_\-+/=.]{16,}|PRIVATE KEY|AccountKey")
 _SKIPPED_PLUGINS = frozenset(
     {"IPPublicDetector", "KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"}
 )
@@ -855,12 +869,16 @@ def _known_format_spans(text: str) -> list[Span]:
     return out
 
 
-_PIECES_CUE = re.compile(
+_PIECES_CUE = lazy_compile(
     r"(?i)\b(?:parts?\s*\d|halves|half|pieces?|join|concatenat\w*|together|glue|combine)\b"
 )
-_SECRET_WORD = re.compile(r"(?i)\b(?:password|passphrase|key|token|secret|credential|pass|pwd)s?\b")
-_PIECE = re.compile(r"(?<![\w#!@$%^&*+=-])[^\s,;()\[\]\"']{5,}")
-_HOOK_PATH = re.compile(r"(?i)/(?:hooks|webhooks?|webhookb2|incomingwebhook)(?P<val>/[^\s\"'<>)]+)")
+_SECRET_WORD = lazy_compile(
+    r"(?i)\b(?:password|passphrase|key|token|secret|credential|pass|pwd)s?\b"
+)
+_PIECE = lazy_compile(r"(?<![\w#!@$%^&*+=-])[^\s,;()\[\]\"']{5,}")
+_HOOK_PATH = lazy_compile(
+    r"(?i)/(?:hooks|webhooks?|webhookb2|incomingwebhook)(?P<val>/[^\s\"'<>)]+)"
+)
 
 
 def _piece_spans(text: str) -> list[Span]:
