@@ -110,9 +110,10 @@ def respond(
         return _answer(host, event, None, "skipped (read mode manual)" if proof_on else None)
 
     from engram.core import api
+    from engram.core.inputs import printable
     from engram.core.signals import work_signals
 
-    objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
+    objective = printable(env.get("ENGRAM_SESSION_OBJECTIVE", ""))  # undecodable bytes too
     cache = HookCache(roots.primary)
     # Task signals: the files the work touches (changed and staged, the cwd) and the branch;
     # a session starts on them and the objective instead of a generic pack.
