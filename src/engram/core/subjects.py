@@ -44,9 +44,13 @@ der die das den dem des ein eine einer eines einem einen und oder in im mit für
 zum zur auf ist sind bei aus um an am als auch wie wird werden jede jeder jedes alle
 o a os as um uma uns umas do da dos das no na nos nas em com por para que é são seu sua
 """.split()
-STOPWORDS = (
-    _EN_STOPWORDS - {"run", "runs", "set", "sets", "make", "makes", "get", "gets"}
-) | frozenset(_FOREIGN_STOPWORDS)
+# Words of direction and order say what a rule means ("before" vs "after" the deploy,
+# scale "up" vs "down"): they are kept.
+_KEPT = frozenset(
+    """run runs set sets make makes get gets before after above below up down over under
+    off out more most fewer less least first last only until since""".split()
+)
+STOPWORDS = (_EN_STOPWORDS - _KEPT) | frozenset(_FOREIGN_STOPWORDS)
 
 NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
@@ -178,6 +182,8 @@ _SYNONYM_GROUPS = (
     ("attribute", "attr"),
     ("pii", "personal"),
     ("log", "logs", "logging"),
+    ("below", "under", "less", "fewer"),
+    ("above", "over", "more"),
     ("day", "daily"),
     ("week", "weekly"),
     ("month", "monthly"),
@@ -450,7 +456,10 @@ def _analyse(text: str) -> Profile:
         if wk == "acronyms":
             tok, wk = tok.strip("'-")[:-1], "name"
         if wk == "name":
-            if lower in STOPWORDS or lower in FILLER_WORDS or lower in MARKER_WORDS:
+            acronym = len(tok.strip("'-")) >= 2 and tok.strip("'-").isupper()  # US, IT
+            if not acronym and (
+                lower in STOPWORDS or lower in FILLER_WORDS or lower in MARKER_WORDS
+            ):
                 flush()
                 continue
             pending.append(tok.strip("'-"))
