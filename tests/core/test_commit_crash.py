@@ -668,6 +668,29 @@ def test_a_hand_edit_of_the_target_is_refused_by_name_and_kept_byte_identical(
         assert (root_of(seeded) / rel).exists()
 
 
+def test_a_hand_edit_of_a_superseded_memory_is_refused_and_kept(seeded: Path) -> None:
+    rule = "TYPE: rule | TEXT: Always squash merge pull requests.\n"
+    assert run("save-session", "--force", cwd=seeded, stdin=rule).returncode == 0
+    prop = run(
+        "save-session",
+        "--propose",
+        "--json",
+        cwd=seeded,
+        stdin="TYPE: rule | TEXT: Never squash merge pull requests.\n",
+    )
+    data = json.loads(prop.stdout)["data"]
+    if not data["candidates"][0]["verdict"].startswith("SUPERSEDE"):
+        pytest.skip("the verdict of this pair is not SUPERSEDE")
+    (replaced,) = data["candidates"][0]["replaces"]
+    target = root_of(seeded) / replaced["file"]
+    target.write_text(target.read_text().replace("Always", "Always (except release branches)"))
+    mine = target.read_bytes()
+    p = run("commit", data["approval_token"], "--approve", "all", cwd=seeded)
+    assert p.returncode == 0 and f"{replaced['file']} changed after the proposal" in p.stdout
+    assert target.read_bytes() == mine
+    assert not list((root_of(seeded) / "archive").glob("always-squash*"))
+
+
 def test_a_git_pull_that_replaces_the_target_is_refused_too(seeded: Path) -> None:
     token = propose(seeded, f"TYPE: knowledge | TEXT: {NEW} | UPDATE: {TARGET}\n")
     target = root_of(seeded) / "knowledge" / f"{TARGET}.md"

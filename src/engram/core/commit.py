@@ -784,6 +784,16 @@ def _plan(
             _defer(
                 out, e, f"duplicate of {now['target']} (written since the proposal)", now["target"]
             )
+        elif forced and frozen["kind"] in ("UPDATE", "SUPERSEDE") and not e.get("certain", False):
+            t = frozen["target"]
+            _defer(
+                out, e,
+                f"--force does not replace {t}: the candidate may be a different fact. Propose "
+                f"it without --force and approve it, or name the target with `UPDATE: {t}`",
+                t,
+            )  # fmt: skip
+        elif frozen["kind"] in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
+            _defer(out, e, _changed_target(target_roots, e), frozen["target"])
         elif frozen["kind"] == "SUPERSEDE" and (
             now.get("kind") != "SUPERSEDE" or now.get("target") != frozen["target"]
         ):
@@ -797,16 +807,6 @@ def _plan(
             _durable_rel(r, frozen["target"]) for r in target_roots
         ):
             _defer(out, e, f"UPDATE target {frozen['target']} no longer exists", frozen["target"])
-        elif forced and frozen["kind"] in ("UPDATE", "SUPERSEDE") and not e.get("certain", False):
-            t = frozen["target"]
-            _defer(
-                out, e,
-                f"--force does not replace {t}: the candidate may be a different fact. Propose "
-                f"it without --force and approve it, or name the target with `UPDATE: {t}`",
-                t,
-            )  # fmt: skip
-        elif frozen["kind"] in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
-            _defer(out, e, _changed_target(target_roots, e), frozen["target"])
         elif frozen["kind"] in ("ADD", "SUPERSEDE") and taken:
             _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
         else:
