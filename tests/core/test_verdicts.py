@@ -324,6 +324,9 @@ def test_the_same_names_in_another_order_are_shown_not_dropped() -> None:
     j = judged("Over gRPC, svc-1 calls svc-2.", deps)
     assert j.verdict.kind == "ADD" and j.possible_duplicate == "fact-1"
     assert judged("svc-1 calls svc-2, over gRPC", deps).verdict.kind == "NOOP"
+    merge = sort_existing([mem("m", "rule", "Merge main into feature branches.")])
+    j = judged("Merge feature branches into main.", merge, "rule")
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "m"
 
 
 def test_compatibility_forms_and_invisible_characters_change_nothing() -> None:

@@ -625,10 +625,6 @@ def _sibling(a: Unit, b: Unit) -> bool:
     return la == lb and "#" in la
 
 
-def _entities(p: Profile) -> list[str]:
-    return [u.raw for u in p.units if u.kind != "word"]
-
-
 def _show(units: list[Unit]) -> str:
     return ", ".join(dict.fromkeys(u.shown.strip("`") for u in units))
 
@@ -646,9 +642,11 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         return Relation("same", 1.0, True, "same text")
     same_polarity = not opposite(cand, mem)
     if cand.units and cand.raw_sorted == mem.raw_sorted and same_polarity:
-        # The same words; named things in another order may be another fact ("svc-1
-        # calls svc-2" / "svc-2 calls svc-1") or a passive voice: shown, never dropped.
-        if _entities(cand) == _entities(mem):
+        # The same words in the same order; in another order they may say another thing
+        # ("merge main into feature branches" / "merge feature branches into main",
+        # "svc-1 calls svc-2" / "svc-2 calls svc-1") or the same in passive voice: shown,
+        # never dropped.
+        if tuple(u.raw for u in cand.units) == tuple(u.raw for u in mem.units):
             return Relation("same", 1.0, True, "same words")
         return Relation("paraphrase", 1.0, False, "names the same things in another order")
 
