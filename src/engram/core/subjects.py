@@ -648,7 +648,7 @@ def relate(cand: Profile, mem: Profile) -> Relation:
         # never dropped.
         if tuple(u.raw for u in cand.units) == tuple(u.raw for u in mem.units):
             return Relation("same", 1.0, True, "same words")
-        return Relation("paraphrase", 1.0, False, "names the same things in another order")
+        return Relation("paraphrase", 1.0, False, "the same words in another order")
 
     ok_c = [_matched_in(u, mem) for u in cand.units]
     ok_m = [_matched_in(u, cand) for u in mem.units]
