@@ -64,6 +64,11 @@ def test_explicit_update_and_near_match_update() -> None:
     # A workflow with one more step updates the workflow.
     step = verdict("To deploy: build the image, run `trivy`, push it, roll out.", "skill")
     assert step.line() == "UPDATE deploy-workflow"
+    # … but a workflow for another task, with the same steps and more, is another workflow.
+    other = verdict(
+        "To deploy the docs: build the image, push it, roll out, purge the CDN.", "skill"
+    )
+    assert other.kind == "ADD"
 
 
 def test_contradiction_is_supersede() -> None:

@@ -785,13 +785,17 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     ):
         return Relation("update", score, False, _changed(words_m, words_c))
 
-    # Everything the memory says, in the same order, and more: an update that keeps it all.
+    # Everything the memory says, in the same order, and more (a workflow with one more
+    # step): an update that keeps it all.
     if (
         not only_m
         and any(u.kind in NAME_KINDS | VALUE_KINDS for u in only_c)
         and n_m >= 3
         and cover_c >= 0.5
         and _in_order(mem.keys, cand.keys)
+        # … with the same heading: "To deploy the docs: …" is another task than "To deploy:".
+        and (cand.head == len(ok_c) or all(ok_c[: cand.head]))
+        and (mem.head == len(ok_m) or all(ok_m[: mem.head]))
     ):
         return Relation("extends", score, False, f"adds {_show(only_c)}")
 
