@@ -986,3 +986,4 @@ def test_a_crash_at_every_step_of_a_commit_to_both_roots(
         assert_clean(seeded)
         assert run("verify", cwd=other).returncode == 0
     assert steps >= 5
+    print("crash points tried (both roots):", steps)
