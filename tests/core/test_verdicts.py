@@ -38,15 +38,17 @@ def test_new_subject_is_add() -> None:
     assert verdict("Database migrations run in a transaction.", "knowledge").line() == "ADD"
 
 
-def test_identical_or_near_identical_text_is_noop() -> None:
+def test_identical_text_is_noop_and_other_words_a_possible_duplicate() -> None:
     assert verdict("Always run the tests before a release.").line() == (
         "NOOP duplicate of run-tests-before-release"
     )
-    assert verdict("always run tests before the release").kind == "NOOP"
-    # Identical text of another type is still a duplicate.
-    assert verdict("Release notes live in CHANGELOG.md.", "rule").line() == (
-        "NOOP duplicate of release-notes-changelog"
-    )
+    assert verdict("**Always** run the tests before a release!").kind == "NOOP"
+    # Other function words are a rewording: shown, never dropped.
+    j = judge(make_candidate(type="rule", text="always run tests before the release"), EXISTING)
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "run-tests-before-release"
+    # The same text as another type is never counted as the same memory.
+    j = judge(make_candidate(type="rule", text="Release notes live in CHANGELOG.md."), EXISTING)
+    assert j.verdict.kind == "ADD" and j.possible_duplicate == "release-notes-changelog"
 
 
 def test_explicit_update_and_near_match_update() -> None:

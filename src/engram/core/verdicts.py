@@ -6,8 +6,8 @@ What a text is *about* decides (see `engram.core.subjects`): its named things
 (identifiers, paths, URLs, hosts, code spans, quoted strings, capitalised names,
 environments), its values (numbers, versions, addresses) and its stemmed words.
 
-- ``NOOP duplicate of X``: X says the same thing: same normalised text or the same
-  stemmed words (any type). Certain.
+- ``NOOP duplicate of X``: X (of the same type) says the same up to formatting (case,
+  punctuation, Markdown, list numbering, compatibility forms). Certain.
 - ``UPDATE X``: an explicit ``UPDATE: X`` (certain), or X has the same type and the same
   subject with a changed value ("… port 8443" → "… now … port 9443"). Certain only when
   the one change is a value and the rest of the text is the same.
@@ -171,7 +171,9 @@ def judge(
         verdict = Verdict("UPDATE", cand.update, target.scope if target else "")
         certain, reason = True, "UPDATE named in the candidate"
     else:
-        same = next((t for t in rels if t[0].kind == "same"), None)
+        # A memory of another type is never replaced nor counted as this one: the same
+        # text as a rule and as a fact is shown as a possible duplicate.
+        same = next((t for t in rels if t[0].kind == "same" and t[2].type == cand.type), None)
         replacing = [
             t
             for t in ranked
@@ -199,7 +201,7 @@ def judge(
             continue
         is_mentioned = m.id in mentioned and "-" in m.id
         dup_at = POSSIBLE_DUPLICATE_AT if m.type == cand.type else CROSS_TYPE_DUPLICATE_AT
-        is_dup = rel.kind in ("paraphrase", "extends") and rel.score >= dup_at
+        is_dup = rel.kind in ("same", "paraphrase", "extends") and rel.score >= dup_at
         if rel.score < RELATED_AT and not is_mentioned and not is_dup:
             continue
         if is_dup:
