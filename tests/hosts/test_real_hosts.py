@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from engram.hosts.base import installed_script
-from tests.hosts.real import fake_model
+from tests.hosts.real import codex_app, fake_model
 from tests.hosts.real.sandbox import Sandbox, notes, program, restored, skip_reason, touched
 
 SERVER = str(installed_script("engram-mcp"))
@@ -205,14 +205,14 @@ def codex_provider(url: str) -> list[str]:
     ]
 
 
-def codex_exec(
-    box: Sandbox, codex: Path, calls: list[tuple[str, dict]], prompt: str = "Go."
-) -> tuple[list[dict], list[fake_model.Request]]:
-    """`codex exec --json` whose model calls each engram tool of `calls` in turn, then ends."""
+def codex_model(calls: list[tuple[str, dict]]) -> fake_model.Script:
+    """A model that calls each engram tool of `calls` in turn, then ends with a message."""
     step = iter(calls)
+    count = [0]
 
     def script(request: fake_model.Request) -> list[fake_model.Event]:
-        rid = f"resp_{len(model.requests)}"
+        count[0] += 1
+        rid = f"resp_{count[0]}"
         nxt = next(step, None)
         if nxt is None:
             return fake_model.responses_message(rid, "Done.")
@@ -221,7 +221,14 @@ def codex_exec(
         events[1]["item"]["namespace"] = "mcp__engram"  # Codex groups a server's tools
         return events
 
-    with fake_model.serve(script) as model:
+    return script
+
+
+def codex_exec(
+    box: Sandbox, codex: Path, calls: list[tuple[str, dict]], prompt: str = "Go."
+) -> tuple[list[dict], list[fake_model.Request]]:
+    """`codex exec --json` whose model calls each engram tool of `calls` in turn, then ends."""
+    with fake_model.serve(codex_model(calls)) as model:
         # --strict-config: Codex refuses a config.toml with a field it does not know.
         argv = [str(codex), "exec", "--json", "--strict-config", "--skip-git-repo-check"]
         argv += codex_provider(model.url)
@@ -341,6 +348,51 @@ def test_codex_asks_before_engram_commit_and_approve_would_not(box: Sandbox) -> 
     ]
     assert done and "Saved 1 memory" in json.dumps(done[0]["result"])
     assert [p.name for p in rules.glob("*.md")] == ["run-linter-before-every-push.md"]
+
+
+def codex_app_turn(
+    box: Sandbox, codex: Path, calls: list[tuple[str, dict]], answer: dict
+) -> codex_app.Turn:
+    """One turn through `codex app-server`, the person answering every request with `answer`."""
+    with fake_model.serve(codex_model(calls)) as model:
+        argv = [str(codex), "app-server", *codex_provider(model.url)]
+        env = {**box.env, "OPENAI_API_KEY": "sk-offline"}
+        with open(box.home / "codex-app.log", "a") as log:
+            return codex_app.run_turn(
+                argv, cwd=box.project, env=env, prompt="Save the rule.", answer=answer, stderr=log
+            )
+
+
+def test_codex_app_server_asks_the_person_before_engram_commit(box: Sandbox) -> None:
+    codex = host_program("codex")
+    trust_codex_project(box)
+    box.link("codex")
+    proposal = json.loads(
+        box.ok("save", "rule", "Never push to main directly", "--propose", "--json")
+    )
+    call = (
+        "engram_commit",
+        {"approval_token": proposal["data"]["approval_token"], "approve": "all"},
+    )
+    rules = box.project / ".agents" / ".engram" / "rules"
+
+    declined = codex_app_turn(box, codex, [call], {"action": "decline"})
+    asks = [r for r in declined.requests if r["method"] == "mcpServer/elicitation/request"]
+    assert len(asks) == 1, declined.requests
+    meta = asks[0]["params"]["_meta"]
+    assert asks[0]["params"]["serverName"] == "engram"
+    assert meta["codex_approval_kind"] == "mcp_tool_call" and meta["tool_name"] == "engram_commit"
+    [item] = [i for i in declined.items("mcpToolCall") if i["tool"] == "engram_commit"]
+    assert item["status"] == "failed" and item["result"] is None
+    assert "rejected" in item["error"]["message"]
+    assert not any(rules.glob("*.md"))
+
+    # The person says yes to the same call: now (and only now) the memory is written.
+    accepted = codex_app_turn(box, codex, [call], {"action": "accept"})
+    assert [r["method"] for r in accepted.requests] == ["mcpServer/elicitation/request"]
+    [item] = [i for i in accepted.items("mcpToolCall") if i["tool"] == "engram_commit"]
+    assert item["status"] == "completed" and "Saved 1 memory" in json.dumps(item["result"])
+    assert [p.name for p in rules.glob("*.md")] == ["never-push-main-directly.md"]
 
 
 # --- Gemini CLI ------------------------------------------------------------------------------
