@@ -295,6 +295,16 @@ def test_what_is_replaced_must_be_what_the_memory_is_about() -> None:
     assert j.verdict.kind == "ADD"
 
 
+def test_a_status_said_to_be_gone_reverses_the_fact() -> None:
+    j = judged("Tablet support was dropped from the app.", knowledge("The app supports tablets."))
+    assert j.verdict.line() == "SUPERSEDE fact-1"
+    j = judged(
+        "The /v1 API is no longer deprecated; it stays supported.",
+        knowledge("The legacy /v1 API is deprecated and will be removed."),
+    )
+    assert j.verdict.line() == "SUPERSEDE fact-1"
+
+
 def test_a_rewording_is_a_possible_duplicate_and_never_replaces() -> None:
     rules = sort_existing(
         [

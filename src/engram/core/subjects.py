@@ -253,6 +253,7 @@ class Profile(NamedTuple):
     negated: bool
     flags: frozenset[str]  # antonym words present ("always", "enable" …)
     replaced: frozenset[str]  # keys of what the text says it replaces
+    retired: frozenset[str]  # keys of what the text says is dropped, removed, deprecated
     changes: bool  # says a value changed ("now", "moved to", "bumped" …)
     adds: bool  # says it is one more ("also", "as well", "another" …)
     head: int  # how many units the first clause has (before ";", ":" or a full stop)
@@ -502,6 +503,7 @@ def _analyse(text: str) -> Profile:
         negated=negated,
         flags=frozenset(flags),
         replaced=_replaced(text),
+        retired=_retired(text),
         changes=bool(CHANGE_RE.search(text)),
         adds=bool(ADD_RE.search(text)),
         head=head if head is not None else len(units),
@@ -538,9 +540,17 @@ def _cjk_units(tok: str, units: list[Unit], words_seen: list[str]) -> None:
 def _replaced(text: str) -> frozenset[str]:
     """Keys of the things a text says it replaces ("use uv instead of Poetry" → poetry)."""
     objects = [m.group("object") for m in _REPLACE_AFTER.finditer(text)]
-    objects += [m.group("object") for m in _REPLACE_BEFORE.finditer(text)]
     objects += [m.group("object") for m in _REPLACE_FROM.finditer(text)]
     objects += [m.group("object") for m in _REPLACE_CJK.finditer(text)]
+    return _object_keys(objects)
+
+
+def _retired(text: str) -> frozenset[str]:
+    """Keys of the things a text says are gone ("tablet support was dropped" → tablet …)."""
+    return _object_keys([m.group("object") for m in _REPLACE_BEFORE.finditer(text)])
+
+
+def _object_keys(objects: list[str]) -> frozenset[str]:
     keys: set[str] = set()
     for obj in objects:
         if _CJK.search(obj):
@@ -640,7 +650,11 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     """
     if cand.normal and cand.normal == mem.normal:
         return Relation("same", 1.0, True, "same text")
-    same_polarity = not opposite(cand, mem)
+    # "Tablet support was dropped" reverses "the app supports tablets", like a negation.
+    retires = any(
+        (k in mem.keyset or k in mem.mentions) and k not in mem.retired for k in cand.retired
+    )
+    same_polarity = not opposite(cand, mem) and not retires
     if cand.units and cand.raw_sorted == mem.raw_sorted and same_polarity:
         # The same words in the same order; in another order they may say another thing
         # ("merge main into feature branches" / "merge feature branches into main",
