@@ -130,19 +130,18 @@ def claude_turn(box: Sandbox, claude: Path, prompt: str, debug: Path) -> tuple[l
     """One `claude -p` turn against the scripted model: (stream events, model requests)."""
 
     def script(request: fake_model.Request) -> list[fake_model.Event]:
-        model = (request.body or {}).get("model", "claude")
-        return fake_model.messages_text(f"msg_{len(fake_model_requests)}", model, "Done.")
+        name = (request.body or {}).get("model", "claude")
+        return fake_model.messages_text(f"msg_{len(model.requests)}", name, "Done.")
 
-    fake_model_requests: list = []
     with fake_model.serve(script) as model:
         env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-offline-test"}
         argv = [str(claude), "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--include-hook-events", "--debug-file", str(debug), prompt]
         done = box.run(argv, offline=False, env=env)
-        fake_model_requests = model.model_requests("/v1/messages")
+        requests = model.model_requests("/v1/messages")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     events = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
-    return events, fake_model_requests
+    return events, requests
 
 
 def test_claude_hooks_run_validate_and_reach_the_model(box: Sandbox, tmp_path: Path) -> None:
