@@ -459,15 +459,14 @@ _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
 _LOCKED_NAMES = {"": (MANIFEST_FILE, PENDING_FILE), CACHE_DIR: (JOURNAL_FILE,)}
 
 
-def _sweep_temps(root: Root) -> None:
-    """Remove temp files that a process killed inside `atomic_write` left behind.
+def _stale_temps(root: Root) -> list[Path]:
+    """Temp files of names only ever written under the write lock.
 
-    Only names written under the write lock are swept (memory files, hashes.json,
-    pending-approvals.json, the journal): the caller holds that lock, so their owner
-    is gone.
+    Memory files, hashes.json, pending-approvals.json and the journal are written under
+    that lock, so while the caller holds it such a temp file's owner was killed inside
+    `atomic_write`.
     """
-    from engram.core.store import remove_file
-
+    out: list[Path] = []
     for sub in ("", CACHE_DIR, *WRITABLE_DIRS):
         folder = root.path / sub if sub else root.path
         try:
@@ -476,14 +475,22 @@ def _sweep_temps(root: Root) -> None:
             continue
         for name in names:
             m = _TEMP_RE.match(name)
-            if not m:
-                continue
-            target = m.group("name")
-            if target in _LOCKED_NAMES.get(sub, ()) or (
-                sub in WRITABLE_DIRS and target.endswith(".md")
+            target = m.group("name") if m else ""
+            if target and (
+                target in _LOCKED_NAMES.get(sub, ())
+                or (sub in WRITABLE_DIRS and target.endswith(".md"))
             ):
-                with contextlib.suppress(OSError):
-                    remove_file(root, folder / name)  # never in a linked folder
+                out.append(folder / name)
+    return out
+
+
+def _sweep_temps(root: Root) -> None:
+    """Remove what a killed write left behind. Call under the root's lock."""
+    from engram.core.store import remove_file
+
+    for path in _stale_temps(root):
+        with contextlib.suppress(OSError):
+            remove_file(root, path)  # never in a linked folder
 
 
 def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
@@ -498,7 +505,12 @@ def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
 
 
 def recover_interrupted(roots: Roots) -> list[str]:
-    """Finish any commit a killed process left half-applied; returns what was done, per root."""
+    """Finish any commit a killed process left half-applied; returns what was done, per root.
+
+    With nothing to finish no lock is taken, so `verify` still works on a read-only root.
+    """
+    if not any(_journal_path(r).exists() or _stale_temps(r) for r in roots.all):
+        return []
     with locked(roots.all):
         return [rec.scope if rec.finished else rec.message for rec in recover_all(roots)]
 
