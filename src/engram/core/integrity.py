@@ -182,8 +182,10 @@ def verify_roots(
         for r in reports
     )
     lines: list[str] = []
-    if repaired:
-        lines.append("Finished an interrupted commit in: " + ", ".join(repaired))
+    finished = [r for r in repaired if r in ("workspace", "global")]  # else: what was set aside
+    if finished:
+        lines.append("Finished an interrupted commit in: " + ", ".join(finished))
+    lines.extend(r for r in repaired if r not in finished)
     if accepted:
         lines.append(f"Accepted {len(accepted)} file(s): " + ", ".join(accepted))
     for r in reports:
