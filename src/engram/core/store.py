@@ -77,7 +77,7 @@ def _root_steps(root: RootLike) -> tuple[Path, tuple[str, ...]]:
 
 def _parts(root: RootLike, path: Path | str) -> tuple[str, ...]:
     """The components of `path` below the root (lexically); refused when it leaves the root."""
-    base = os.path.abspath(_base(root))
+    base = os.path.abspath(root.path if isinstance(root, Root) else root)  # strings: it is hot
     full = os.path.abspath(path)
     if full == base:
         return ()
@@ -86,7 +86,7 @@ def _parts(root: RootLike, path: Path | str) -> tuple[str, ...]:
             f"{path} is outside the memory root {_base(root)}; Engram reads and writes only inside it",
             code="path.outside",
         )
-    return tuple(Path(full[len(base) :].lstrip(os.sep)).parts)
+    return tuple(full[len(base) :].lstrip(os.sep).split(os.sep))
 
 
 def link_error(
@@ -260,7 +260,7 @@ def _held_folder(batch: FolderFds, root: RootLike, path: Path | str) -> tuple[in
     if not parts:
         return None  # the root itself: the ordinary path refuses it
     scope = root.scope if isinstance(root, Root) else ""
-    key = (f"{scope}:{_base(root)}", parts[:-1])
+    key = (f"{scope}:{os.fspath(root.path if isinstance(root, Root) else root)}", parts[:-1])
     dfd = batch.get(key)
     if dfd is None:
         dfd, _ = _open_parent(root, path, create=False)
