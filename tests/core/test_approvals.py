@@ -277,3 +277,36 @@ def test_a_memory_of_the_other_scope_on_the_same_subject_is_shown(
     assert rel["id"] == "always-squash-merge-pull-requests" and rel["scope"] == "global"
     assert rel["hint"] == "contradicts (global)"
     assert "contradicts (global)" in out.text
+
+
+def test_prune_bounds_waiting_proposals_and_markers() -> None:
+    from engram.core import approvals
+
+    now = 1_000_000.0
+    entries: dict = {
+        f"p{i}": {"status": "pending", "expires_at": now + i, "proposal": {}} for i in range(60)
+    }
+    entries.update({f"u{i}": {"status": "used", "expires_at": now + i} for i in range(400)})
+    entries.update({"old": {"status": "pending", "expires_at": now - 1}, "junk": "not an entry"})
+    entries["bad-expiry"] = {"status": "used", "expires_at": "soon"}
+    assert approvals.prune(entries, now) is True
+    waiting = sorted(k for k, v in entries.items() if v["status"] == "pending")
+    assert len(waiting) == approvals.MAX_WAITING and "p59" in waiting and "p0" not in waiting
+    markers = [k for k, v in entries.items() if v["status"] == "used"]
+    assert len(markers) == approvals.MAX_MARKERS and "u399" in markers and "u0" not in markers
+    assert not {"old", "junk", "bad-expiry"} & set(entries)
+    assert approvals.prune(entries, now) is False
+
+
+def test_a_commit_spends_the_token_only_with_its_write(project: Path) -> None:
+    roots = resolve_roots(project)
+    token = api.propose(roots, "TYPE: rule | TEXT: Pin the Python version.").data["approval_token"]
+    from engram.core.approvals import take_proposal, token_hash
+
+    take_proposal(roots, token, spend=False)
+    assert pending(project)["entries"][token_hash(token)]["status"] == "pending"
+    assert api.commit(roots, token, "all").data["written"]
+    assert pending(project)["entries"][token_hash(token)] == {
+        "status": "used",
+        "expires_at": pending(project)["entries"][token_hash(token)]["expires_at"],
+    }
