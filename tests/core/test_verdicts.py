@@ -183,6 +183,17 @@ def test_facts_on_one_template_that_name_other_things_are_all_added() -> None:
     assert len(existing) == 26
 
 
+def test_among_one_template_only_the_same_subject_is_updated() -> None:
+    codes = knowledge(
+        "Ledger error E1042 means insufficient funds.",
+        "Ledger error E1043 means the account is frozen.",
+        "Ledger error E1044 means the currency is unsupported.",
+    )
+    j = judged("Ledger error E1043 now means the account is closed.", codes)
+    assert j.verdict.line() == "UPDATE fact-2"
+    assert judged("Ledger error E1045 means the card expired.", codes).verdict.kind == "ADD"
+
+
 def test_what_differs_in_name_is_another_fact() -> None:
     cases = [
         ("In staging, DATABASE_URL points to postgres://db.staging.internal:5432/app.",
@@ -1232,6 +1243,153 @@ OWN_CASES: list[tuple[str, str, str, str, str]] = [
         "ADD",
     ),
     ("rule", "Scale up at 80% CPU.", "rule", "Scale down at 20% CPU.", "ADD"),
+    (
+        "knowledge",
+        "The Airflow DAG daily_sales_etl runs at 02:00 UTC.",
+        "knowledge",
+        "The Airflow DAG hourly_clicks_etl runs at 02:00 UTC.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Messages that fail 5 times go to the orders-dlq queue.",
+        "knowledge",
+        "Messages that fail 5 times go to the payments-dlq queue.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "api.example.com has an A record pointing to 203.0.113.10.",
+        "knowledge",
+        "cdn.example.com has a CNAME record pointing to d123.cloudfront.net.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The robot publishes velocity commands on /cmd_vel.",
+        "knowledge",
+        "The robot publishes odometry on /odom.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Ledger error E1042 means insufficient funds.",
+        "knowledge",
+        "Ledger error E1043 means the account is frozen.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Level 3 unlocks the double jump.",
+        "knowledge",
+        "Level 4 unlocks the wall climb.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "Voice chat audio is encoded at 48 kHz with Opus.",
+        "knowledge",
+        "Music playback audio is encoded at 44.1 kHz with AAC.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The backend pins the tokio crate to 1.37.",
+        "knowledge",
+        "The backend pins the serde crate to 1.0.200.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The Flutter app targets Android API 34.",
+        "knowledge",
+        "The Flutter app targets iOS 17.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The Go service uses Go 1.22 modules.",
+        "knowledge",
+        "The Rust service uses edition 2021.",
+        "ADD",
+    ),
+    (
+        "rule",
+        "Never retry messages from the orders-dlq automatically.",
+        "rule",
+        "Never retry messages from the payments-dlq automatically.",
+        "ADD",
+    ),
+    (
+        "knowledge",
+        "The Airflow DAG daily_sales_etl runs at 02:00 UTC.",
+        "knowledge",
+        "daily_sales_etl now runs at 03:30 UTC.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "Messages that fail 5 times go to the orders-dlq queue.",
+        "knowledge",
+        "Messages now go to the orders-dlq queue after 3 failures.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "api.example.com has an A record pointing to 203.0.113.10.",
+        "knowledge",
+        "The A record for api.example.com now points to 203.0.113.25.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "The backend pins the tokio crate to 1.37.",
+        "knowledge",
+        "The backend pins tokio to 1.38.",
+        "UPDATE",
+    ),
+    (
+        "knowledge",
+        "Ledger error E1042 means insufficient funds.",
+        "knowledge",
+        "Ledger error E1042 now means the daily limit was exceeded.",
+        "UPDATE",
+    ),
+    (
+        "rule",
+        "Always replay DLQ messages by hand.",
+        "rule",
+        "Never replay DLQ messages by hand; use the redrive tool.",
+        "SUPERSEDE",
+    ),
+    (
+        "rule",
+        "Keep ROS topic names in snake_case.",
+        "rule",
+        "ROS topic names should be snake_case.",
+        "DUPLICATE",
+    ),
+    (
+        "knowledge",
+        "The game autosaves every 5 minutes.",
+        "knowledge",
+        "Every five minutes the game saves automatically.",
+        "DUPLICATE",
+    ),
+    (
+        "knowledge",
+        "Ledger error E1042 means insufficient funds.",
+        "knowledge",
+        "Ledger error `E1042` means *insufficient funds*.",
+        "NOOP",
+    ),
+    (
+        "knowledge",
+        "The orders-dlq keeps messages for 14 days.",
+        "rule",
+        "Drain the orders-dlq before it reaches 14 days of retention.",
+        "ADD",
+    ),
 ]
 
 

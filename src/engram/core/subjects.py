@@ -212,6 +212,7 @@ _TOKEN = re.compile(
     r"|(?P<url>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>\"'`]+)"
     r"|(?P<email>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<quoted>\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|(?<![\w'])'[^'\n]{1,120}'(?![\w']))"
+    r"|(?P<call>\b[A-Za-z_][\w.:]*\(\))"
     r"|(?P<address>\b\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?::\d+)?\b)"
     r"|(?P<time>\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b)"
     r"|(?P<path>(?:~|\.{1,2})?/?@?(?:[\w.+*-]+/)+[\w.+*-]*|(?<![\w/])/[\w.+-]+)"
@@ -408,6 +409,8 @@ def _analyse(text: str) -> Profile:
             words_seen.extend(re.findall(r"\w+", tok.lower()))
             if kind == "handle":
                 kind = "ident"
+            elif kind == "call":  # unwrap(), os.path.join(): code
+                kind = "code"
             key = _entity_key(kind, tok)
             if kind == "path" and "." not in key and key[:1] not in "/~.@" and key[-1:] != "/":
                 parts = [p for p in key.split("/") if p]
