@@ -133,6 +133,11 @@ def respond(
         branch=branch,
         **(prompt_only if event == PROMPT else {}),
     )
+    if event == SESSION_START and query is not None and not result.data.get("selected_keys"):
+        # the objective names no memory: start on the signals, else the generic pack
+        result = api.load(
+            roots, None, objective=objective, count_usage=False, paths=paths, branch=branch
+        )
     signature = str(result.data.get("signature", ""))
     if mode == "auto" and event == PROMPT and signature and cache.signature(session) == signature:
         n = len(result.data.get("selected_keys", []))
