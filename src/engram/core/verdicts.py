@@ -9,11 +9,13 @@ environments), its values (numbers, versions, addresses) and its stemmed words.
 - ``NOOP duplicate of X``: X (of the same type) says the same up to formatting (case,
   punctuation, Markdown, list numbering, compatibility forms). Certain.
 - ``UPDATE X``: an explicit ``UPDATE: X`` (certain), or X has the same type and the same
-  subject with a changed value ("… port 8443" → "… now … port 9443"). Certain only when
-  the one change is a value and the rest of the text is the same.
+  subject with a changed value ("… port 8443" → "… now … port 9443"; a fact said to use
+  Y "instead of" its X; a workflow with one more step under the same heading). Certain
+  only when the one change is a value and the rest of the text is the same.
 - ``SUPERSEDE X``: the candidate reverses X (same type, same subject, opposite polarity:
-  not/never/avoid …, or an always/never-style antonym), or says it replaces it
-  ("instead of", "no longer", "rather than", …).
+  not/never/avoid …, an always/never-style antonym, "X was dropped"), or is a rule that
+  says it replaces what X says ("use uv instead of Poetry", "stop using …"). Certain only
+  for the same words reversed.
 - ``ADD`` otherwise. Texts that differ in what they name (svc-1 vs svc-2, staging vs
   production, Postgres vs Redis) are different facts: ADD, listed as related with the
   difference. An ADD that says the same as a memory in other words (synonyms, word
