@@ -346,3 +346,14 @@ def test_hooks_route_on_changed_files_branch_and_objective(project: Path, write_
     out = subprocess.run([ENGRAM, "hook", "claude", "session-start"], input=payload, env=env,
                          cwd=project, capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "first come, first served" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_edited_paths_key_is_seen_on_the_next_load(project: Path, write_memory) -> None:
+    root = ws_root(_signal_workspace(project, write_memory))
+    roots = resolve_roots(project)
+    task = "the build fails after my change"
+    assert api.load(roots, task, paths=["src/billing/a.py"]).data["body_keys"] == ["billing-money"]
+    write_memory(root, "rule", "billing-money", "Money is integer cents",
+                 "- never floats for amounts", paths=["web/**"])  # fmt: skip
+    assert api.load(roots, task, paths=["src/billing/a.py"]).data["body_keys"] == []
+    assert api.load(roots, task, paths=["web/app.tsx"]).data["body_keys"] == ["billing-money"]

@@ -167,13 +167,15 @@ def _route(
     else:
         from engram.core.signals import path_matches, signal_words
 
+        declared, mentioned = path_matches(ctx.index.conn, signals.paths)
         ranked = rank(
             ctx.index,
             query,
             ctx.vis,
             usage=ctx.index.usage(),
             signals=signal_words(signals.paths, signals.branch),
-            pathed=path_matches(ctx.index.conn, signals.paths),
+            pathed=mentioned,
+            declared=declared,
         )
     if query is None:
         ranked = ranked[: limit or len(ranked)]

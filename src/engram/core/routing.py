@@ -151,6 +151,7 @@ def query_terms(query: str) -> list[str]:
 
 
 TRIGGERED = "\x00trigger"  # marks a candidate whose trigger phrase is in the task
+DECLARED = "\x00paths"  # marks a candidate whose `paths:` globs match a touched file
 
 
 def trigger_matches(index: Index, query: str) -> set[int]:
@@ -303,17 +304,20 @@ def rank(
     weak_admits: bool = False,
     signals: list[str] | None = None,
     pathed: set[int] | None = None,
+    declared: set[int] | None = None,
 ) -> list[Candidate]:
     """Score every visible memory that shares a meaningful term with the query.
 
     `signals`: words of the files the work touches and of the branch, weaker than the
-    task's own words; `pathed`: memories that name a touched file (as strong as a trigger).
+    task's own words; `pathed`: memories that name a touched file (as strong as a trigger);
+    `declared`: those of them whose `paths:` globs match it (a person bound them to it).
     """
     terms = query_terms(query)
     term_stems = {stem(t) for t in terms}
     term_set = set(terms)
     extra = [w for w in query_terms(" ".join(signals or [])) if stem(w) not in term_stems]
-    pathed = pathed or set()
+    declared = declared or set()
+    pathed = (pathed or set()) | declared
     triggered = trigger_matches(index, query) if query.strip() else set()
     if not terms and not triggered and not extra and not pathed:
         return []
@@ -443,6 +447,8 @@ def rank(
         cand.idf_share = idf_share
         if rowid in triggered or rowid in pathed:  # a trigger phrase or a touched file names it
             cand.named = cand.named | {TRIGGERED}
+        if rowid in declared:
+            cand.named = cand.named | {DECLARED}
         if rare_stems:
             named = word_stems(row["title"] or "").union(*(word_stems(tag) for tag in tags))
             cand.named = cand.named | (named & rare_stems)
@@ -535,7 +541,7 @@ def confidence(cand: Candidate, top: float) -> float:
     (agreement of the field, tag and trigger signals) + 0.1 per rare task word its title or
     tags name (at most two) + 0.2 when a trigger phrase a person wrote for it is in the task.
     """
-    named = len(cand.named - {TRIGGERED})
+    named = len(cand.named - {TRIGGERED, DECLARED})
     value = (
         CONF_IDF * cand.idf_share
         + CONF_REL * (cand.score / top if top > 0 else 0.0)
@@ -564,6 +570,8 @@ def grade(
     top = max((c.score for c in own), default=0.0)
     for c in own:
         c.confidence = confidence(c, top)
+        if DECLARED in c.named:  # a person bound it to a file the work touches: it applies
+            c.confidence = max(c.confidence, body_at)
     if len(terms) <= 1 and own:
         leader = max(own, key=lambda c: (c.confidence, c.score))
         for c in own:

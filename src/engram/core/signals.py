@@ -123,23 +123,86 @@ def declared_paths(doc: str) -> list[str]:
     return [v for v in value if isinstance(v, str) and v.strip()][:100]
 
 
-def path_matches(conn: sqlite3.Connection, paths: list[str]) -> set[int]:
-    """Rowids of memories that name a touched file: by a `paths:` glob, or in their body
-    (the file's folder and name as a phrase, so `billing/invoice_pdf.py` finds a body
-    that says "billing/invoice_pdf.py")."""
-    if not paths:
-        return set()
-    hits: set[int] = set()
+# The `paths:` globs of each indexed file version, kept beside the index so that a call
+# reads only the versions it has not seen (scanning every stored memory costs ~40 ms at
+# 10,000 memories; the join costs a few). Keyed by file and content hash, so an edited
+# file is read again and a removed one drops out of the join.
+_PATHS_TABLE = """CREATE TABLE IF NOT EXISTS signal_paths(
+  scope TEXT NOT NULL, rel TEXT NOT NULL, hash TEXT, globs TEXT NOT NULL,
+  PRIMARY KEY(scope, rel))"""
+
+
+def _fingerprint(conn: sqlite3.Connection) -> str:
+    """A second check besides the triggers that clear the recorded state on every change
+    to a memory row: the row count, the highest rowid and its hash."""
+    count, top = conn.execute("SELECT count(*), max(rowid) FROM memories").fetchone()
+    row = conn.execute("SELECT hash FROM memories WHERE rowid = ?", (top,)).fetchone()
+    return f"{count}:{top}:{row[0] if row else ''}"
+
+
+def _declared_globs(conn: sqlite3.Connection) -> list[tuple[int, list[str]]]:
+    """(rowid, globs) of every indexed memory that declares `paths:`."""
     try:
+        conn.execute(_PATHS_TABLE)
+        conn.execute("CREATE TABLE IF NOT EXISTS signal_state(key TEXT PRIMARY KEY, value TEXT)")
+        for event in ("INSERT", "UPDATE", "DELETE"):  # any change to a memory row: read again
+            conn.execute(
+                f"CREATE TRIGGER IF NOT EXISTS signal_paths_{event.lower()} AFTER {event} ON"
+                " memories BEGIN DELETE FROM signal_state WHERE key = 'paths'; END"
+            )
+        stamp = _fingerprint(conn)
+        seen = conn.execute("SELECT value FROM signal_state WHERE key = 'paths'").fetchone()
+        if not seen or seen[0] != stamp:
+            _record_globs(conn, stamp)
+        rows = conn.execute(
+            "SELECT m.rowid, p.globs FROM signal_paths p JOIN memories m ON m.scope = p.scope"
+            " AND m.rel = p.rel AND m.hash IS p.hash WHERE p.globs != '[]'"
+        ).fetchall()
+        return [(rowid, json.loads(globs)) for rowid, globs in rows]
+    except (sqlite3.Error, ValueError):  # a read-only or locked index: read the documents
         rows = conn.execute(
             "SELECT rowid, doc FROM memories WHERE instr(doc, '\"paths\":') > 0"
         ).fetchall()
-    except sqlite3.OperationalError:
-        rows = []
-    for rowid, doc in rows:
-        globs = declared_paths(doc)
+        return [(rowid, declared_paths(doc)) for rowid, doc in rows]
+
+
+def _record_globs(conn: sqlite3.Connection, stamp: str) -> None:
+    """Read the globs of the file versions not recorded yet (the small `files` table says
+    which; scanning `memories` would read every stored document)."""
+    unseen = conn.execute(
+        "SELECT f.scope, f.rel, f.hash FROM files f LEFT JOIN signal_paths p"
+        " ON p.scope = f.scope AND p.rel = f.rel AND p.hash IS f.hash WHERE p.rel IS NULL"
+    ).fetchall()
+    fresh = []
+    for scope, rel, digest in unseen:
+        row = conn.execute(
+            "SELECT CASE WHEN instr(doc, '\"paths\":') > 0 THEN doc END"
+            " FROM memories WHERE scope = ? AND rel = ?",
+            (scope, rel),
+        ).fetchone()
+        doc = row[0] if row else None
+        fresh.append((scope, rel, digest, json.dumps(declared_paths(doc)) if doc else "[]"))
+    with conn:
+        conn.executemany(
+            "INSERT OR REPLACE INTO signal_paths(scope, rel, hash, globs) VALUES (?,?,?,?)", fresh
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO signal_state(key, value) VALUES ('paths', ?)", (stamp,)
+        )
+
+
+def path_matches(conn: sqlite3.Connection, paths: list[str]) -> tuple[set[int], set[int]]:
+    """Rowids of memories that name a touched file: (by a `paths:` glob, in their body).
+
+    A body names a file by its folder and name as a phrase, so `billing/invoice_pdf.py`
+    finds a body that says "billing/invoice_pdf.py"."""
+    if not paths:
+        return set(), set()
+    declared: set[int] = set()
+    hits: set[int] = set()
+    for rowid, globs in _declared_globs(conn):
         if globs and any(glob_matches(globs, p) for p in paths):
-            hits.add(rowid)
+            declared.add(rowid)
     phrases = []
     for p in paths:
         tail = [w for w in _SPLIT_RE.split("/".join(p.split("/")[-2:])) if w]
@@ -154,7 +217,7 @@ def path_matches(conn: sqlite3.Connection, paths: list[str]) -> set[int]:
                 hits.add(rowid)
         except sqlite3.OperationalError:
             pass
-    return hits
+    return declared, hits - declared
 
 
 def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str], str]:
