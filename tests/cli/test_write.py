@@ -280,3 +280,73 @@ def test_save_with_a_type_and_no_text_is_refused(project: Path, monkeypatch, cap
     code, _, err = run(project, monkeypatch, capsys, "save", "-f", "rule")
     assert code == 2 and "text" in err
     assert files(project) == []
+
+
+def test_several_type_text_pairs_make_one_proposal_of_several_memories(
+    project: Path, monkeypatch, capsys
+) -> None:
+    code, out, err = run(project, monkeypatch, capsys, "save", "-f", "rule", "Always sign commits.",
+                         "knowledge", "The CI runs on Fedora 40.")  # fmt: skip
+    assert code == 0, err
+    assert "Saved 2 memories" in out
+    saved = files(project)
+    assert len(saved) == 2
+    assert [s.split("/")[0] for s in saved] == ["knowledge", "rules"]
+    bodies = {s: (project / ".agents/.engram" / s).read_text() for s in saved}
+    assert not any("knowledge The CI" in b or "commits. knowledge" in b for b in bodies.values())
+
+
+def test_pairs_can_be_revised_one_at_a_time(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", "Always sign commits.",
+                       "skill", "To release: tag, then push the tag.",
+                       answers="B 2: To release: tag, push the tag, then publish.\nA\n")  # fmt: skip
+    assert code == 0 and "Saved 2 memories" in out
+    skills = files(project, "skills")
+    assert len(skills) == 1
+    assert "then publish" in (project / ".agents/.engram" / skills[0]).read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "wanted"),
+    [
+        (["rulez", "Always sign commits."], "'rule'"),
+        (["knowlege", "The CI runs on Fedora."], "'knowledge'"),
+        (["skil", "To release: tag it."], "'skill'"),
+        (["rule", "Always sign commits.", "knowlege", "The CI runs on Fedora."], "'knowledge'"),
+    ],
+)
+def test_a_type_one_edit_away_is_an_error_with_a_suggestion(
+    project: Path, monkeypatch, capsys, argv: list[str], wanted: str
+) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "save", "-f", *argv)
+    assert code == 2 and "not a memory type" in err and f"did you mean {wanted}" in err
+    assert "Traceback" not in err and files(project) == []
+
+
+def test_the_near_miss_hint_saves_the_words_as_typed(project: Path, monkeypatch, capsys) -> None:
+    code, _, _ = run(
+        project, monkeypatch, capsys, "save", "-f", "knowledge", "Rulez is our linter."
+    )
+    assert code == 0 and len(files(project, "knowledge")) == 1
+
+
+def test_unquoted_words_after_a_type_stay_one_memory(project: Path, monkeypatch, capsys) -> None:
+    code, out, _ = run(project, monkeypatch, capsys, "save", "-f", "rule", "never", "kill", "the",
+                       "build", "daemon")  # fmt: skip
+    assert code == 0 and "Saved 1 memory" in out and len(files(project, "rules")) == 1
+
+
+def test_installed_save_with_two_pairs(project: Path) -> None:
+    def engram(*argv: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "NO_COLOR": "1"}
+        return subprocess.run(
+            [str(ENGRAM), *argv], cwd=project, capture_output=True, text=True, env=env,
+            timeout=60, check=False,
+        )  # fmt: skip
+
+    proc = engram("save", "-f", "rule", "Always sign commits.", "knowledge", "The CI is Fedora.")
+    assert proc.returncode == 0, proc.stderr
+    assert len(files(project)) == 2
+    proc = engram("save", "rulez", "Always sign commits.")
+    assert proc.returncode == 2 and "did you mean 'rule'" in proc.stderr
+    assert len(files(project)) == 2

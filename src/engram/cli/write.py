@@ -47,9 +47,12 @@ def _common(p: argparse.ArgumentParser, *, scope: bool = True, ask: bool = True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("save", help="propose one memory and ask for approval")
+    p = sub.add_parser("save", help="propose memories ([TYPE] TEXT [TYPE TEXT …]) for approval")
     p.add_argument(
-        "words", nargs="+", metavar="[TYPE] TEXT", help="rule|skill|knowledge, then the text"
+        "words",
+        nargs="+",
+        metavar="[TYPE] TEXT [TYPE TEXT ...]",
+        help="rule|skill|knowledge, then the text (quoted); several pairs make one proposal",
     )
     p.add_argument("--role", help="role(s) the memory applies to (comma-separated)")
     p.add_argument("-f", "--force", action="store_true", help="write without asking")
@@ -254,20 +257,132 @@ def _split_revision(note: str, count: int) -> tuple[int, str] | None:
 # ---------------------------------------------------------------- commands
 
 
-def run_save(args: argparse.Namespace) -> int:
-    from engram.core import api
+def _one_edit(a: str, b: str) -> bool:
+    """True when `a` and `b` differ by one insertion, deletion, substitution or swap."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        return len(diff) == 2 and diff[1] == i + 1 and a[i] == b[i + 1] and a[i + 1] == b[i]
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def _type_of(word: str) -> str | None:
+    """The memory type a separate word names (`rule`, `Skills`, `workflow`), else None."""
     from engram.core.memory import normalise_type
 
-    words = list(args.words)
-    if len(words) == 1 and normalise_type(words[0]) is not None:
+    return normalise_type(word) if word.strip() and not any(c.isspace() for c in word) else None
+
+
+def _near_type(word: str) -> str | None:
+    """The type a lone word is one edit away from (`rulez` → rule), else None."""
+    from engram.core.memory import TYPE_ALIASES, TYPES, normalise_type
+
+    w = word.strip().lower()
+    if len(w) < 3 or not w.isalpha() or _type_of(w) is not None:
+        return None
+    for name in (*TYPES, *TYPE_ALIASES):
+        if _one_edit(w, name):
+            return normalise_type(name)
+    return None
+
+
+def _near_type_error(word: str, suggestion: str, rest: str | None) -> UsageError:
+    hint = (
+        f'; to save the words as they are, name the type first: engram save knowledge "{word} {rest}"'
+        if rest
+        else ""
+    )
+    return UsageError(
+        f"{word!r} is not a memory type; did you mean {suggestion!r}? "
+        f"Types: rule, skill (alias workflow), knowledge{hint}"
+    )
+
+
+def split_save_words(words: list[str]) -> list[tuple[str | None, str]]:
+    """`[TYPE] TEXT [TYPE TEXT …]` → (type or None, text) pairs; UsageError when ambiguous.
+
+    Several pairs are read only when types and texts alternate exactly (the first type may
+    be left out when the first text is quoted); otherwise the words after an optional
+    type are one text, as typed without quotes. A lone word one edit away from a type is
+    refused with a suggestion rather than saved as part of the text.
+    """
+    if not words:
+        raise UsageError('nothing to save: engram save [TYPE] "TEXT"')
+    if len(words) == 1 and _type_of(words[0]) is not None:
         raise UsageError(f'save needs a text after the type: engram save {words[0]} "…"')
-    mtype = None
-    if len(words) >= 2 and normalise_type(words[0]) is not None:
-        mtype, words = words[0], words[1:]
-    text = " ".join(words)
+    if len(words) >= 2:
+        near = _near_type(words[0])
+        if near is not None:
+            raise _near_type_error(words[0], near, " ".join(words[1:]))
+    start = 0 if _type_of(words[0]) is not None else 1
+    if start == 1 and not any(c.isspace() for c in words[0].strip()):
+        start = -1  # an unquoted first word: the words are one text
+    if start >= 0 and len(words) - start >= (4 if start == 0 else 2):
+        heads, texts = words[start::2], words[start + 1 :: 2]
+        quoted = all(any(c.isspace() for c in t.strip()) for t in texts)
+        for head in heads:  # `rule "…" knowlege "…"`: a near miss where a type belongs
+            near = _near_type(head) if quoted else None
+            if near is not None and all(_type_of(t) is None for t in texts):
+                raise _near_type_error(head, near, None)
+        if all(_type_of(h) is not None for h in heads) and all(_type_of(t) is None for t in texts):
+            if len(heads) > len(texts):
+                raise UsageError(
+                    f"{heads[-1]!r} at the end has no text after it: [TYPE] TEXT [TYPE TEXT …]"
+                )
+            pairs: list[tuple[str | None, str]] = [(None, words[0])] if start == 1 else []
+            pairs += [(_type_of(h), t) for h, t in zip(heads, texts, strict=True)]
+            for n, (_, text) in enumerate(pairs, start=1):
+                if not text.strip():
+                    raise UsageError(f"memory {n} of {len(pairs)} has an empty text")
+                if "\n" in text.strip():
+                    raise UsageError(
+                        f"memory {n} of {len(pairs)} spans several lines; give one line"
+                    )
+            return pairs
+    if _type_of(words[0]) is not None:
+        return [(_type_of(words[0]), " ".join(words[1:]))]
+    return [(None, " ".join(words))]
+
+
+def _pairs_as_lines(pairs: list[tuple[str | None, str]]) -> str:
+    """Candidate lines for several memories (a text's own `| CONTEXT: …` fields still apply)."""
+    from engram.core.approvals import guess_type
+
+    lines = []
+    for mtype, text in pairs:
+        body = text.strip()
+        if not body.lower().startswith("text:"):
+            body = f"TEXT: {body}"
+        lines.append(f"TYPE: {mtype or guess_type(text)} | {body}")
+    return "\n".join(lines)
+
+
+def _propose_save(
+    roots: object, pairs: list[tuple[str | None, str]], args: argparse.Namespace
+) -> Result:
+    from engram.core import api
+
+    if len(pairs) == 1:
+        return api.save(roots, pairs[0][0], pairs[0][1], scope=args.scope, role=args.role)  # type: ignore[arg-type]
+    return api.propose(
+        roots,  # type: ignore[arg-type]
+        _pairs_as_lines(pairs),
+        kind="save",
+        scope=args.scope,
+        role=args.role,
+    )
+
+
+def run_save(args: argparse.Namespace) -> int:
+    pairs = split_save_words(list(args.words))
     _check_can_ask(args, "engram save")
     roots = roots_from(args)
-    result = api.save(roots, mtype, text, scope=args.scope, role=args.role)
+    result = _propose_save(roots, pairs, args)
     if args.propose:
         return _print_proposal(result, args)
     if args.force:
@@ -277,12 +392,17 @@ def run_save(args: argparse.Namespace) -> int:
         picked = _split_revision(note, count)
         if picked is None:
             return None
-        kept = result.data["candidates"][0]["type"]
+        n, text = picked
+        cands = result.data["candidates"]
+        kept = [(c["type"], t) for c, (_, t) in zip(cands, pairs, strict=False)]
+        kept[n - 1] = (kept[n - 1][0], text)
         try:
-            return api.save(roots, kept, picked[1], scope=args.scope, role=args.role)
+            revised = _propose_save(roots, kept, args)
         except EngramError as exc:
             print(f"engram: {exc.message}", file=sys.stderr)
             return None
+        pairs[:] = kept
+        return revised
 
     return _prompt_loop(roots, result, args, revise)
 
