@@ -233,6 +233,16 @@ def test_a_committed_link_in_the_root_is_never_followed(box: Box, case: str) -> 
     codes = {f["code"]: f for f in json.loads(doctor.stdout)["data"]["findings"]}
     assert code in codes and codes[code]["level"] == "error", codes
     assert MARKER not in doctor.stdout
+    for args in (
+        ("init",),
+        ("rebuild-index",),  # the derived index may be rebuilt: a linked one is unlinked
+        ("note", "The flaky test is test_sync", "--objective", "fix the sync bug", "--force"),
+    ):
+        proc = box.run(*args, cwd=project)
+        assert MARKER not in proc.stdout
+        if proc.returncode != 0:
+            assert "symbolic link" in proc.stderr, (args, proc.stderr)
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
     assert box.snapshot() == before, "a file outside the memory root changed"
     assert box.victim.read_bytes() == VICTIM_BYTES
