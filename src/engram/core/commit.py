@@ -9,7 +9,9 @@ are deferred and why), then makes its changes durable in this order:
    here changed nothing, and its approval token still works.
 2. Write the journal (`cache/commit-journal.json` of the primary root, atomically):
    for every root, each file's content before and after, `hashes.json` included, and
-   the hash of the approval token being spent. This rename is the commit point.
+   the hash of the approval token being spent, signed with a key kept in the user's
+   Engram folder (a journal shipped by a cloned repository is never applied). This
+   rename is the commit point.
 3. For every other root: write its own journal (so that root can finish alone), apply
    its files one atomic rename at a time, then remove its journal. Then the primary.
 4. Spend the token in `pending-approvals.json`, then remove the journal.
@@ -56,6 +58,7 @@ from engram.core.roots import (
 JOURNAL_FILE = "commit-journal.json"
 JOURNAL_VERSION = 2
 SET_ASIDE_PREFIX = "commit-journal.failed-"
+JOURNAL_KEY_FILE = "journal.key"  # in the user's Engram folder, never in a memory root
 MANAGED_PREFIXES = tuple(f"{d}/" for d in (*TYPE_DIRS.values(), ARCHIVE_DIR))
 WRITABLE_DIRS = (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR)
 
@@ -212,12 +215,59 @@ def _root_plan(root: Root, changes: FileChanges) -> dict[str, dict[str, str | No
     return files
 
 
+def _journal_key() -> bytes | None:
+    """The per-user key that signs journals (created on first use; None if it cannot be).
+
+    A journal tells recovery to write files, and a cloned repository controls everything
+    under its `.agents/.engram/`, `cache/` included: only a journal signed with this key,
+    which lives in the user's Engram folder, is ever rolled forward or back.
+    """
+    import secrets
+
+    from engram.core.roots import user_config_dir
+
+    path = user_config_dir() / JOURNAL_KEY_FILE
+    for _ in range(2):
+        try:
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            return key if len(key) == 32 else None
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            return None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another process made it first: read that one
+        except OSError:
+            return None
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+    return None
+
+
+def _journal_mac(key: bytes, doc: dict[str, Any]) -> str:
+    import hashlib
+    import hmac
+
+    body = {k: v for k, v in doc.items() if k != "mac"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hmac.new(key, canonical.encode("ascii"), hashlib.sha256).hexdigest()
+
+
 def _write_journal(root: Root, doc: dict[str, Any]) -> None:
     from engram.core import store
 
+    key = _journal_key()
+    signed = {**doc, "mac": _journal_mac(key, doc)} if key else doc
     root.cache_dir.mkdir(parents=True, exist_ok=True)
     _no_link(root.cache_dir, f"{root.scope}:cache/")
-    store.atomic_write(_journal_path(root), json.dumps(doc, sort_keys=True), root=root)
+    store.atomic_write(_journal_path(root), json.dumps(signed, sort_keys=True), root=root)
+
+
+class _Unsigned(ValueError):
+    """A journal without a valid signature of this user: never applied, only set aside."""
 
 
 def _remove_journal(root: Root) -> None:
@@ -394,18 +444,22 @@ def _read_journal(root: Root) -> dict[str, Any] | None:
         raw = store.read_bytes(root, _journal_path(root))  # never through a link
     except FileNotFoundError:
         return None
+    import hmac
+
     doc = json.loads(raw.decode("utf-8"))
     if not isinstance(doc, dict):
         raise ValueError("the journal is not an object")
-    if "changes" in doc and "roots" not in doc:  # written by an earlier Engram version
-        changes = doc["changes"]
-        if not isinstance(changes, dict) or not all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in changes.items()
-        ):
-            raise ValueError("journal changes are not a mapping of paths to texts")
-        files = _root_plan(root, changes)
-        doc = {"version": JOURNAL_VERSION, "roots": [
-            {"path": str(root.path), "scope": root.scope, "files": files}], "token": None}  # fmt: skip
+    key = _journal_key()
+    mac = doc.get("mac")
+    if (
+        key is None
+        or not isinstance(mac, str)
+        or not hmac.compare_digest(mac, _journal_mac(key, doc))
+    ):
+        raise _Unsigned(
+            "it carries no valid signature of this user, so Engram did not write it here "
+            "(a cloned repository can ship one); it was not applied"
+        )
     if doc.get("version") != JOURNAL_VERSION:
         raise ValueError(f"journal version {doc.get('version')!r} is not {JOURNAL_VERSION}")
     return doc
