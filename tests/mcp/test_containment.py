@@ -70,6 +70,37 @@ def test_save_results_never_hand_the_agent_the_shell_form(example_project, tool,
         close(srv)
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [{"result": {"action": "cancel"}}, {"error": {"code": -32603, "message": "dialog broke"}}],
+    ids=["cancel", "client-error"],
+)
+def test_a_dialog_that_falls_back_gives_no_shell_form_either(example_project, answer) -> None:
+    """Cancelled or malformed approval dialogs hand the token back: still no shell command."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    srv = McpProcess([], example_project, env, command=[installed("engram-mcp")])
+    try:
+        srv.initialize("2025-11-25", {"elicitation": {"form": {}}})
+        rid = srv.next_id()
+        srv.send(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": "tools/call",
+                "params": {"name": "engram_save", "arguments": {"text": "Pin CI actions."}},
+            }
+        )
+        ask = srv.recv()
+        assert ask.get("method") == "elicitation/create", ask
+        assert not SHELL_FORM.search(json.dumps(ask))
+        srv.send({"jsonrpc": "2.0", "id": ask["id"], **answer})
+        done = srv.wait_for(rid)
+        assert "nothing was saved" in text_of(done).lower()
+        assert not SHELL_FORM.search(json.dumps(done)), text_of(done)
+    finally:
+        close(srv)
+
+
 def test_the_terminal_preview_keeps_the_shell_form(example_project) -> None:
     """`engram save --propose` is read by a person at a terminal: it may show the command."""
     proc = subprocess.run(
