@@ -58,6 +58,7 @@ RootLike = Root | Path | str
 
 
 def _base(root: RootLike) -> Path:
+    """The root's folder, whether given as a Root or as a path (the user folder, a project)."""
     return Path(root.path if isinstance(root, Root) else root)
 
 
@@ -196,6 +197,7 @@ def _no_link(dfd: int, name: str, shown: Path) -> os.stat_result | None:
 
 
 def _plain_file(fd: int, shown: Path | str) -> None:
+    """Refuse (and close) anything but a regular file: a FIFO or device is never read."""
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ContainmentError(
@@ -272,10 +274,6 @@ def read_bytes(root: RootLike, path: Path | str) -> bytes:
     """The bytes of a plain file inside the root (FileNotFoundError when absent)."""
     with os.fdopen(_open_file(root, path, os.O_RDONLY), "rb") as fh:
         return fh.read()
-
-
-def read_text(root: RootLike, path: Path | str, encoding: str = "utf-8") -> str:
-    return read_bytes(root, path).decode(encoding)
 
 
 def append_text(root: RootLike, path: Path | str, text: str) -> None:
