@@ -76,6 +76,9 @@ def _hidden_char(text: str) -> tuple[int, str] | None:
     a zero-width (non-)joiner between two non-Latin letters or symbols, a variation
     selector right after a symbol or digit.
     """
+    if text.isascii():  # the only invisible ASCII characters are controls
+        m = re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text)
+        return (m.start(), m.group()) if m else None
     for i, ch in enumerate(text):
         o = ord(ch)
         if 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF:
@@ -657,6 +660,7 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     A negatable pattern does not count after a negation in its clause ("never disable
     the secret scanner" is a rule, "disable the secret scanner" is not).
     """
+    verbs = [rf"\b{v}" for v in (_EN_V, _ROM_V, _FR_V, _DE_V)]
     out: list[tuple[str, re.Pattern[str], bool]] = []
     for kind, pats, negatable in (
         (OVERRIDE, _OVERRIDE_RX, False),
@@ -667,8 +671,25 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
         (BYPASS, _SAFETY_OFF_RX, True),
         (BYPASS, _BYPASS_NEGATABLE, True),
     ):
-        out.append((kind, lazy_compile("|".join(f"(?:{p})" for p in pats)), negatable))
+        out.append((kind, lazy_compile(_factored(pats, verbs)), negatable))
     return tuple(out)
+
+
+def _factored(pats: tuple[str, ...], prefixes: list[str]) -> str:
+    """One alternation of `pats`, with patterns that open on the same verb family merged
+    (`V(?:a|b)` rather than `Va|Vb`): the engine then tries each verb list once per word."""
+    groups: dict[str, list[str]] = {}
+    rest: list[str] = []
+    for p in pats:
+        pre = next((x for x in prefixes if p.startswith(x)), None)
+        if pre is None:
+            rest.append(p)
+        else:
+            groups.setdefault(pre, []).append(p[len(pre) :])
+    merged = [
+        pre + "(?:" + "|".join(f"(?:{t})" for t in tails) + ")" for pre, tails in groups.items()
+    ]
+    return "|".join(f"(?:{p})" for p in merged + rest)
 
 
 _MARKER = lazy_compile(r"\[REDACTED:[a-z0-9-]+\]")

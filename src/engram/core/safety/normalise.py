@@ -75,7 +75,7 @@ _TAGS_BLOCK = (0xE0000, 0xE007F)
 
 def is_invisible(ch: str) -> bool:
     """Whether `ch` is drawn as nothing: format/control/private-use characters, fillers."""
-    if ch in "\n\t ":
+    if ch in "\n\r\t ":
         return False
     return ch in _BLANK_LETTERS or unicodedata.category(ch) in _INVISIBLE_CATEGORIES
 
@@ -109,9 +109,12 @@ def folded(text: str) -> str:
     """Entities decoded, NFKC, case folded, accents and invisible characters removed,
     spaced-out letters joined, whitespace collapsed."""
     text = _unescape(text)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not is_invisible(c))
-    text = _DROPPED_MARKS.sub("", text)
+    if text.isascii():
+        text = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "", text)
+    else:
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not is_invisible(c))
+        text = _DROPPED_MARKS.sub("", text)
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _join_spaced(text)
     return " ".join(text.split())
