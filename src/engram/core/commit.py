@@ -39,7 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from engram.core.approvals import judge_all, locked, prepare_candidates, take_proposal
+from engram.core.approvals import (
+    _redaction_notes,
+    judge_all,
+    locked,
+    prepare_candidates,
+    take_proposal,
+)
 from engram.core.candidates import Candidate, parse_candidates
 from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
@@ -1216,11 +1222,7 @@ def force_save(
     payload, redacted = prepare_candidates(roots, cands, kind="save_session", scope=scope)
     payload["expires_at"] = 0
     result = commit_payload(roots, payload, forced=True)
-    for number, kinds in redacted:
-        result.warn(
-            "safety.redacted",
-            f"candidate {number}: redacted {len(kinds)} item(s) ({', '.join(sorted(set(kinds)))})",
-        )
+    _redaction_notes(result, redacted)  # redactions, and candidates refused by line
     return result
 
 
