@@ -76,33 +76,64 @@ def test_R_WIRE_2_path_traversal_and_unknown_ids_are_not_found(srv, mcp, example
     assert modern["error"]["code"] == -32602
 
 
-def test_R_WIRE_4_list_is_index_plus_most_used(srv, example_project):
-    first = srv.request("resources/list")["result"]["resources"]
-    assert [r["uri"] for r in first] == ["engram://index"]  # nothing used yet
+def _uris(s) -> list[str]:
+    return [r["uri"] for r in s.request("resources/list")["result"]["resources"]]
+
+
+def test_R_WIRE_4_list_is_index_plus_most_used_then_the_unused(srv, example_project):
+    from engram.core import api
+    from engram.core.roots import resolve_roots
+
+    all_ids = sorted(c["id"] for c in api.index_cards(resolve_roots(example_project)).data["cards"])
+    assert len(all_ids) == 8
+    first = _uris(srv)
+    assert first == ["engram://index"] + [f"engram://memory/{i}" for i in all_ids]  # none used yet
     for mid, times in (("release-process", 3), ("api-error-format", 1), ("frontend-state", 2)):
         for _ in range(times):
             read(srv, f"engram://memory/{mid}")
-    uris = [r["uri"] for r in srv.request("resources/list")["result"]["resources"]]
-    assert uris == [
-        "engram://index",
-        "engram://memory/release-process",
-        "engram://memory/frontend-state",
-        "engram://memory/api-error-format",
-    ]
+    used = ["release-process", "frontend-state", "api-error-format"]
+    rest = [i for i in all_ids if i not in used]
+    assert _uris(srv) == ["engram://index"] + [f"engram://memory/{i}" for i in used + rest]
+    resources = srv.request("resources/list")["result"]["resources"]
+    assert "used 3 times" in resources[1]["description"]
+    assert "not used yet" in resources[-1]["description"]
     config = example_project / ROOT / "config.json"
     cfg = json.loads(config.read_text()) if config.exists() else {}
     cfg["mcp"] = {"resource_limit": 2}
     config.write_text(json.dumps(cfg))
-    assert len(srv.request("resources/list")["result"]["resources"]) == 3
+    assert _uris(srv) == ["engram://index", "engram://memory/release-process",
+                          "engram://memory/frontend-state"]  # fmt: skip
+    cfg["mcp"] = {"resource_limit": 5}
+    config.write_text(json.dumps(cfg))
+    assert _uris(srv)[1:] == [f"engram://memory/{i}" for i in (used + rest)[:5]]
     cfg["mcp"] = {"resource_limit": 0}
     config.write_text(json.dumps(cfg))
-    assert len(srv.request("resources/list")["result"]["resources"]) == 1
+    assert _uris(srv) == ["engram://index"]
+
+
+def test_R_WIRE_4_three_memories_one_used_lists_all_three(mcp, tmp_path, write_memory):
+    from engram.core import api
+
+    proj = tmp_path / "three"
+    proj.mkdir()
+    api.init(proj)
+    for mid in ("alpha-fact", "beta-fact", "gamma-fact"):
+        write_memory(proj / ROOT, "knowledge", mid, f"The {mid.split('-')[0]} fact")
+    s = mcp(cwd=proj)
+    s.initialize("2025-11-25")
+    read(s, "engram://memory/gamma-fact")
+    assert _uris(s) == ["engram://index", "engram://memory/gamma-fact",
+                        "engram://memory/alpha-fact", "engram://memory/beta-fact"]  # fmt: skip
+    for uri in _uris(s)[1:]:
+        assert "error" not in read(s, uri)  # every listed memory can be read
 
 
 def test_R_WIRE_4_default_limit_is_20(srv, example_project, write_memory):
     root = example_project / ROOT
     for i in range(25):
         write_memory(root, "knowledge", f"fact-{i:02d}", f"Fact number {i}")
+    resources = srv.request("resources/list")["result"]["resources"]
+    assert len(resources) == 1 + 20  # unused memories fill the list too
     for i in range(25):
         read(srv, f"engram://memory/fact-{i:02d}")
     resources = srv.request("resources/list")["result"]["resources"]

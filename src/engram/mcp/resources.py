@@ -27,7 +27,11 @@ def _index_entry(era: Era) -> dict[str, Any]:
 
 
 def list_resources(era: Era, core: Core) -> list[dict[str, Any]]:
-    """The index plus the `mcp.resource_limit` most-used memories (R-WIRE-4)."""
+    """The index plus up to `mcp.resource_limit` memories, most used first (R-WIRE-4).
+
+    Memories never read yet fill the rest of the list after the used ones, so a new
+    workspace shows its memories too (ordered by id; one entry per id, as the URI is by id).
+    """
     from engram.core import api
     from engram.core.config import load_config
     from engram.core.errors import EngramError
@@ -40,13 +44,24 @@ def list_resources(era: Era, core: Core) -> list[dict[str, Any]]:
             return out  # nothing to list yet; reading the index explains how to start
         limit = load_config(roots).get("mcp.resource_limit")
         used = core(api.most_used, roots, limit) if limit else []
+        if limit and len(used) < limit:
+            cards = core(api.index_cards, roots).data.get("cards", [])
+            seen = {m["id"] for m in used}
+            for card in sorted(cards, key=lambda c: c["id"]):
+                if len(used) >= limit:
+                    break
+                if card["id"] not in seen:
+                    seen.add(card["id"])
+                    used.append({**card, "uses": 0})
     except EngramError:
         return out
     for m in used:
         entry: dict[str, Any] = {"uri": MEMORY_PREFIX + m["id"], "name": m["id"]}
         if era.has("resource_title") and m.get("title"):
             entry["title"] = m["title"]
-        entry["description"] = f"{m.get('type')} · {m.get('scope')} · used {m.get('uses', 0)} times"
+        uses = m.get("uses", 0)
+        used_text = f"used {uses} time{'s' if uses != 1 else ''}" if uses else "not used yet"
+        entry["description"] = f"{m.get('type')} · {m.get('scope')} · {used_text}"
         entry["mimeType"] = "text/markdown"
         out.append(entry)
     return out
