@@ -247,3 +247,13 @@ def test_a_linked_cache_folder_gets_no_log_and_no_state(ws, victim):
     (root / "config.json").write_text("[1, 2", encoding="utf-8")
     hook(ws, "claude", "session-start", start(ws))
     assert sorted(p.name for p in victim.parent.iterdir()) == names
+
+
+def test_a_prompt_routes_without_earlier_hook_context_blocks() -> None:
+    from engram.hooks.run import strip_hook_context
+
+    prompt = "<hook_context>Engram memory (session start)\n- release rule\n</hook_context>\n\nHow do we release?"
+    assert strip_hook_context(prompt) == "How do we release?"
+    assert strip_hook_context("plain <b>prompt</b>") == "plain <b>prompt</b>"
+    two = "<hook_context>a</hook_context> <hook_context>b</hook_context>fix the login bug"
+    assert strip_hook_context(two) == "fix the login bug"

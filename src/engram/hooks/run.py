@@ -101,7 +101,7 @@ def respond(
         if isinstance(prompt, str):  # a stray surrogate or control must not cost the memory
             from engram.core.inputs import printable
 
-            prompt = printable(prompt)
+            prompt = printable(strip_hook_context(prompt))
         query = prompt if isinstance(prompt, str) and prompt.strip() else None
         if mode in ("startup", "manual") or query is None:
             reason = f"read mode {mode}" if mode in ("startup", "manual") else "empty prompt"
@@ -152,6 +152,17 @@ def respond(
     ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
     proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
     return _answer(host, event, result.text, proof if proof_on else None)
+
+
+def strip_hook_context(prompt: str) -> str:
+    """The person's own prompt: Gemini CLI hands a prompt hook the text with earlier hook
+    output (`<hook_context>` blocks, our session-start pack among them) in front of it, and
+    routing on that would route on Engram's own words and echo them back."""
+    if "<hook_context>" not in prompt:
+        return prompt
+    import re
+
+    return re.sub(r"<hook_context>.*?</hook_context>\s*", "", prompt, flags=re.DOTALL)
 
 
 def _answer(host: str, event: str, context: str | None, proof: str | None) -> dict[str, Any] | None:
