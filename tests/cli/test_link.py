@@ -91,3 +91,33 @@ def test_scope_flag_and_a_failed_link_writes_nothing(project, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["link", "codex", "--global", "--scope", "workspace"])
     assert exited.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("link", "host", "written"),
+    [
+        (".claude", "claude", ".claude/settings.json"),
+        (".mcp.json", "claude", ".mcp.json"),
+        (".gemini", "gemini", ".gemini/settings.json"),
+        ("AGENTS.md", "codex", "AGENTS.md"),
+    ],
+)
+def test_a_project_host_file_reached_through_a_link_is_never_written(
+    project, tmp_path, capsys, link, host, written
+):
+    """A cloned repository may ship `.claude -> ~/somewhere`: link writes nothing through it."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "settings.json").write_text('{"mine": true}\n')
+    (victim / ".mcp.json").write_text('{"mine": true}\n')
+    (victim / "AGENTS.md").write_text("mine\n")
+    before = {p.name: p.read_bytes() for p in victim.iterdir()}
+    target = victim if "/" in written else victim / written
+    (project / link).symlink_to(target)
+    capsys.readouterr()
+    assert main(["link", host]) == 1
+    err = capsys.readouterr()
+    assert "symbolic link" in err.out + err.err and "Traceback" not in err.out + err.err
+    assert {p.name: p.read_bytes() for p in victim.iterdir()} == before
+    assert main(["unlink", host]) in (0, 1)
+    assert {p.name: p.read_bytes() for p in victim.iterdir()} == before

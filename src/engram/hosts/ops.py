@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -185,6 +186,25 @@ def run(
     return _result(op, scope, changes, diffs, plan, held_back=failed and bool(written))
 
 
+def _linked_part(scope: Scope, path: Path) -> Path | None:
+    """The first folder or file of a project's host file that is a symbolic link, if any.
+
+    Only the project scope is checked: the project may come from anyone, while links in the
+    person's own home (dotfiles kept in a repository) are theirs to make.
+    """
+    if scope.kind != WORKSPACE or not path.is_relative_to(scope.base):
+        return None
+    here = scope.base
+    for name in path.relative_to(scope.base).parts:
+        here = here / name
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return here
+        except FileNotFoundError:
+            return None
+    return None
+
+
 def _inspect(target: Target) -> Inspection:
     try:
         text = read_text(target.path) if target.path else None
@@ -219,6 +239,13 @@ def _apply(
     if op == "link" and target.role == HOOKS and not scope.hooks:
         return change("skip", "hooks not installed (--no-hooks)")
     if path in broken:
+        return change("error", broken[path])
+    linked = _linked_part(scope, path)
+    if linked is not None:
+        broken[path] = (
+            f"{rel(scope, linked)} is a symbolic link; Engram does not write host files through "
+            "links in a project (a cloned repository may point them anywhere); left unchanged"
+        )
         return change("error", broken[path])
     if path not in texts:
         try:
@@ -274,7 +301,8 @@ def _write(
                 made = [p for p in reversed(path.parents) if not p.exists()]
                 if made:
                     rec["dirs"] = [rel(scope, p) for p in made]
-            atomic_write(path, text)
+            inside = scope.kind == WORKSPACE and path.is_relative_to(scope.base)
+            atomic_write(path, text, root=scope.base if inside else None)
             done.append(path)
     except OSError as exc:
         _put_back(done, originals)
