@@ -344,10 +344,26 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
                 "file": rel,
                 "revision": mem.revision,
                 "hash": file_hash(raw),
-                "diff": memory_diff(mem.content, new_text, f"{root.scope}:{rel}"),
+                "diff": _shown_diff(mem, new_text, f"{root.scope}:{rel}"),
             }
         )
     return out
+
+
+def _shown_diff(mem: Memory, new_text: str, label: str) -> list[str]:
+    """The diff as the agent may see it: the replaced file is hand-written, so the read
+    path's checks apply (a withheld memory's text is not shown, secrets are redacted)."""
+    from engram.core.inputs import memory_findings
+    from engram.core.safety import redact
+
+    found = memory_findings(mem)
+    if found.unsafe:
+        return [
+            f"(the current text of {label} is withheld: its {found.unsafe}; "
+            "read the file itself before approving)"
+        ]
+    lines = memory_diff(mem.content, new_text, label)
+    return [redact(line).text for line in lines] if found.secrets else lines
 
 
 def memory_diff(old_content: str, new_text: str, label: str) -> list[str]:
