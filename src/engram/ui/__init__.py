@@ -1,0 +1,1 @@
+"""`engram ui`: a local review page (standard-library HTTP server, one static page)."""

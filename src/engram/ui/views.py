@@ -1,0 +1,238 @@
+"""What the review page shows: plain data read live from the memory roots on every call.
+
+Each function returns a JSON-ready dict and goes through the same core functions the
+CLI commands call, so the page never has a read or write path of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from engram.core.roots import Roots
+
+_REVISION = re.compile(r"^(?P<id>[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?)\.r(?P<n>\d{1,6})\.md$")
+
+
+def _card(mem: Any, uses: int) -> dict[str, Any]:
+    return {
+        "id": mem.id,
+        "type": mem.type,
+        "scope": mem.scope,
+        "title": mem.title,
+        "tags": list(mem.tags),
+        "role": list(mem.role),
+        "tier": mem.tier,
+        "depends_on": list(mem.depends_on),
+        "valid_until": mem.valid_until,
+        "objective": mem.objective,
+        "uses": uses,
+    }
+
+
+def _usage(roots: Roots) -> dict[tuple[str, str], int]:
+    from engram.core import api
+
+    try:
+        rows = api.most_used(roots, 100_000)
+    except Exception:  # a broken derived index must not hide the memory files
+        return {}
+    return {(r["scope"], r["id"]): int(r["uses"]) for r in rows}
+
+
+def list_memories(roots: Roots) -> dict[str, Any]:
+    """Every memory of every root (durable and working), plus files that failed to parse."""
+    from engram.core.store import load_memories
+
+    usage = _usage(roots)
+    memories: list[dict[str, Any]] = []
+    broken: list[dict[str, str]] = []
+    for root in roots.all:
+        mems, errors = load_memories(root)
+        memories += [_card(m, usage.get((m.scope, m.id), 0)) for m in mems]
+        broken += [{"scope": root.scope, "file": rel, "reason": why} for rel, why in errors]
+    memories.sort(key=lambda m: (m["scope"], m["type"], m["id"]))
+    return {"memories": memories, "broken": broken}
+
+
+def _root(roots: Roots, scope: str) -> Any:
+    from engram.core.errors import NotFoundError, UsageError
+
+    if scope not in ("workspace", "global"):
+        raise UsageError(f"scope {scope!r} is not allowed; use workspace or global")
+    root = roots.by_scope(scope)
+    if root is None:
+        raise NotFoundError(f"there is no {scope} memory root here", code="root.missing")
+    return root
+
+
+def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
+    """Archived revisions `archive/<id>.r<N>.md` (and `archive/<id>.md`), oldest first."""
+    from engram.core.store import read_bytes
+
+    try:
+        names = os.listdir(root.archive_dir)
+    except OSError:
+        return []
+    found: list[tuple[int, str]] = []
+    for name in names:
+        m = _REVISION.match(name)
+        if m and m.group("id") == mid:
+            found.append((int(m.group("n")), name))
+        elif name == f"{mid}.md":
+            found.append((0, name))
+    out = []
+    for n, name in sorted(found):
+        try:  # never through a link: the core's reader refuses one
+            text = read_bytes(root, root.archive_dir / name).decode("utf-8", "replace")
+        except OSError as exc:
+            text = f"(could not be read: {exc.strerror or exc})"
+        out.append({"file": f"archive/{name}", "revision": n or None, "text": text[:262_144]})
+    return out
+
+
+def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
+    """One memory's raw file, parsed front matter, archived revisions and dependants."""
+    from engram.core.errors import NotFoundError
+    from engram.core.memory import front_matter_dict
+    from engram.core.safety import check_id
+    from engram.core.store import find_memory_file, load_memories, read_memory_file
+
+    check_id(mid)
+    root = _root(roots, scope)
+    path = find_memory_file(root, mid)
+    if path is None:
+        raise NotFoundError(f"no memory {mid!r} in the {scope} root", code="memory.not_found")
+    rel = f"{path.parent.name}/{path.name}"
+    mem, raw = read_memory_file(root, rel)
+    dependants = []
+    for r in roots.all:
+        mems, _ = load_memories(r)
+        dependants += [
+            {"id": m.id, "scope": m.scope, "type": m.type, "title": m.title}
+            for m in mems
+            if mid in m.depends_on
+        ]
+    usage = _usage(roots)
+    return {
+        "id": mid,
+        "scope": scope,
+        "file": rel,
+        "raw": raw.decode("utf-8", "replace"),
+        "front_matter": {k: v for k, v in front_matter_dict(mem).items()},
+        "card": _card(mem, usage.get((scope, mid), 0)),
+        "revisions": _revisions(root, mid),
+        "dependants": dependants,
+    }
+
+
+def _roles(value: str | None) -> list[str] | None:
+    if value is None or not value.strip():
+        return None
+    return [r.strip() for r in value.split(",") if r.strip()]
+
+
+def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
+    """What `engram load` would give for this task (counting nothing), and why."""
+    from engram.core import api
+    from engram.core.errors import UsageError
+
+    if not task.strip():
+        raise UsageError('empty task: describe the task in words ("fix the login bug")')
+    role_list = _roles(roles)
+    shown = api.load(roots, task, roles=role_list, dry_run=True)
+    why = api.load(roots, task, roles=role_list, explain=True, dry_run=True)
+    return {"load": shown.envelope(), "text": shown.text, "explain": why.envelope()}
+
+
+def proposals(roots: Roots) -> dict[str, Any]:
+    """Pending proposals as frozen in pending-approvals.json (shown; approving needs the token)."""
+    from engram.core.approvals import _iso, now, read_pending
+
+    out = []
+    for key, entry in read_pending(roots.primary).items():
+        if not isinstance(entry, dict) or entry.get("status") != "pending":
+            continue
+        payload = entry.get("proposal")
+        expires = entry.get("expires_at")
+        if not isinstance(payload, dict) or not isinstance(expires, int | float):
+            continue
+        if expires <= now():
+            continue
+        cands = []
+        for c in payload.get("candidates") or []:
+            if not isinstance(c, dict):
+                continue
+            cands.append(
+                {
+                    "number": c.get("number"),
+                    "type": c.get("type"),
+                    "id": c.get("id"),
+                    "title": c.get("title"),
+                    "text": c.get("text"),
+                    "context": c.get("context"),
+                    "depends_on": c.get("depends_on") or [],
+                    "verdict": c.get("verdict_line"),
+                    "kind": (c.get("verdict") or {}).get("kind"),
+                    "replaces": [
+                        {k: t.get(k) for k in ("scope", "file", "revision", "diff")}
+                        for t in c.get("replaces") or []
+                        if isinstance(t, dict)
+                    ],
+                    "related": c.get("related") or [],
+                    "deferred_reason": c.get("deferred_reason"),
+                }
+            )
+        out.append(
+            {
+                "key": key,
+                "proposal_id": payload.get("proposal_id"),
+                "created_at": entry.get("created_at"),
+                "expires_at": _iso(float(expires)),
+                "scopes": payload.get("scopes") or [],
+                "candidates": cands,
+            }
+        )
+    out.sort(key=lambda p: str(p["created_at"]))
+    return {"proposals": out}
+
+
+def approve(roots: Roots, token: str, approve_: Any) -> dict[str, Any]:
+    """Commit through the one commit path the CLI and MCP use (single-use token, recheck)."""
+    from engram.core import api
+
+    result = api.commit(roots, _token(token), approve_ if approve_ is not None else "all")
+    return {"result": result.envelope(), "text": result.text}
+
+
+def decline(roots: Roots, token: str, reason: str | None) -> dict[str, Any]:
+    """Revoke a pending proposal through the core's approvals module."""
+    from engram.core.approvals import DECLINED_DEFAULT, revoke_proposal
+
+    result = revoke_proposal(roots, _token(token), (reason or "").strip() or DECLINED_DEFAULT)
+    return {"result": result.envelope(), "text": result.text}
+
+
+def _token(token: Any) -> str:
+    from engram.core.errors import UsageError
+
+    if not isinstance(token, str) or not token.strip():
+        raise UsageError("approval token is empty; paste the token the proposal printed")
+    return token
+
+
+def health(start: Path | None, roots: Roots) -> dict[str, Any]:
+    """`engram verify` and `engram doctor` findings, as those commands compute them."""
+    from engram.cli.doctor import doctor
+    from engram.core import api
+
+    verify = api.verify(roots)
+    doc = doctor(start)
+    return {
+        "verify": verify.envelope(),
+        "verify_text": verify.text,
+        "doctor": doc.envelope(),
+        "doctor_text": doc.text,
+    }
