@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hook",
     "set-read": "hook",
     "set-proof": "hook",
+    "ui": "ui",
 }
 
 
