@@ -37,21 +37,30 @@ class UIServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, start: Path | None, port: int = 0) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from engram.core.errors import EngramError
         from engram.core.roots import require_roots
 
         require_roots(start)  # no root here: one clear error before the port opens
-        super().__init__(("127.0.0.1", port), Handler)
+        # The core caches SQLite connections per process, each usable only on the thread
+        # that opened it: every core call runs on this one worker (which also serialises them).
+        self.core = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-ui-core")
+        try:
+            super().__init__(("127.0.0.1", port), Handler)
+        except OSError as exc:
+            self.core.shutdown()
+            raise EngramError(
+                f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another "
+                "--port, or leave it out for a free one",
+                code="ui.port",
+            ) from None
         self.start = start
         self.token = secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self.port = int(self.server_address[1])
         self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
         self.origins = {f"http://{h}" for h in self.hosts}
-        # The core caches SQLite connections per process, each usable only on the thread
-        # that opened it: every core call runs on this one worker (which also serialises them).
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.core = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-ui-core")
 
     def run_core(self, fn: Any, *args: Any) -> Any:
         """Run `fn(*args)` on the core's thread and return (or raise) what it did."""
