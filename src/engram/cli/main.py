@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "archive": "write",
     "note": "write",
     "promote": "write",
+    "import": "import_",
     "link": "link",
     "unlink": "link",
     "upgrade": "link",

@@ -42,7 +42,8 @@ TOKEN_PREFIX = "eng1"
 PENDING_SCHEMA = 1
 _TOKEN_RE = re.compile(r"^eng1_([0-9a-f]{12})_([0-9a-f]{1,12})_([A-Za-z0-9_-]{43})$")
 SCOPES = ("workspace", "global", "both")
-SOURCES = {"save": "manual", "save_session": "session", "note": "note", "promote": "note"}
+SOURCES = {"save": "manual", "save_session": "session", "note": "note", "promote": "note",
+           "import": "import"}  # fmt: skip
 DECLINED_DEFAULT = "approval was declined in the approval dialog"
 MAX_WAITING = 24  # proposals waiting for approval at once (each up to 50 candidates)
 MAX_MARKERS = 256  # used/declined tokens remembered until their expiry

@@ -624,12 +624,13 @@ def _tags(text: str) -> list[str]:
 
 def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Memory:
     today = today_iso()
+    imported = entry.get("import") or {}  # `engram import`: heading tags, paths, source lines
     m = Memory(
         id=entry["id"],
         type=entry["type"],
         title=entry["title"],
         scope=root.scope,
-        tags=_tags(entry["text"]),
+        tags=list(dict.fromkeys([*imported.get("tags", []), *_tags(entry["text"])]))[:6],
         role=list(payload.get("roles", [])),
         depends_on=list(entry.get("depends_on", [])),
         level=entry.get("level", ""),
@@ -641,6 +642,7 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         last_confirmed=today,
         content=_bullets(entry["text"]),
         origin=entry.get("context", ""),
+        extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
     )
     if entry["type"] == "rule":
         m.variants = rule_variants(entry["text"])

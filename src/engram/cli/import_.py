@@ -1,0 +1,232 @@
+"""`engram import`: existing agent instruction files become one reviewed proposal.
+
+The files are read (never changed), split into candidates, and proposed through the same
+write path as `engram save`: redaction, injection checks, verdicts against existing
+memory. Candidates that duplicate memory already there (a second import) are left out,
+so importing the same files again proposes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from typing import Any
+
+from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core.errors import UsageError
+from engram.core.results import Result
+
+MAX_PER_PROPOSAL = 50  # engram.core.candidates.MAX_CANDIDATES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import", help="propose memories from existing AGENTS.md, CLAUDE.md, Cursor … rules"
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
+    p.add_argument(
+        "--from",
+        dest="hosts",
+        action="append",
+        metavar="HOST",
+        help="only this host's files: agents, claude, cursor, windsurf, copilot, gemini, cline",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would be proposed")
+    p.add_argument(
+        "--propose", action="store_true", help="print the proposal and its approval token"
+    )
+    p.add_argument("--scope", choices=("workspace", "global", "both"), help="where to save")
+    add_json_flag(p)
+    p.set_defaults(func=run_import)
+
+
+def _pieces(args: argparse.Namespace, project: Any) -> tuple[list[Any], list[Any]]:
+    from engram.importers import Workspace, host_names, read_all
+
+    hosts = [h.strip().lower() for arg in args.hosts or [] for h in arg.split(",") if h.strip()]
+    bad = [h for h in hosts if h not in host_names()]
+    if bad:
+        raise UsageError(f"--from {bad[0]!r} is not a host; allowed: {', '.join(host_names())}")
+    ws = Workspace(project)
+    results = read_all(ws, hosts or None)
+    if args.paths:
+        import os
+
+        wanted = []
+        for p in args.paths:
+            rel = os.path.relpath(os.path.abspath(p), ws.root).replace(os.sep, "/")
+            if rel.startswith(".."):
+                raise UsageError(f"{p} is outside the workspace {ws.root}")
+            wanted.append(rel)
+        results = [
+            r
+            for r in results
+            if any(w == "." or r.source == w or r.source.startswith(w + "/") for w in wanted)
+        ]
+    return results, [p for r in results for p in r.pieces]
+
+
+def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]], list[str]]:
+    from engram.core.candidates import make_candidate
+    from engram.core.errors import EngramError
+
+    cands, extra, bad = [], {}, []
+    for piece in pieces:
+        n = len(cands) + 1
+        try:
+            cands.append(make_candidate(n, type=piece.type, text=piece.text))
+        except EngramError as exc:
+            bad.append(f"{piece.imported_from}: {exc.message}")
+            continue
+        cands[-1].line = piece.start
+        extra[n] = {"title": piece.title[:120], "import": _fields(piece)}
+    return cands, extra, bad
+
+
+def _preferred_id(title: str, cand: Any) -> str:
+    """A procedure is named by its heading (`release`), other memories by their words."""
+    from engram.core.candidates import slugify
+
+    return slugify(title) if cand.type == "skill" and title else slugify(cand.text)
+
+
+def _fields(piece: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"tags": piece.tags, "imported_from": piece.imported_from}
+    if piece.paths:
+        out["paths"] = piece.paths
+    return out
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from engram.core import approvals
+    from engram.core.commit import content_of
+
+    if args.dry_run and args.propose:
+        raise UsageError("--dry-run proposes nothing and --propose only proposes; pick one")
+    if not (args.dry_run or args.propose):
+        from engram.cli.write import _interactive
+
+        if not _interactive():
+            raise UsageError(
+                "import asks for approval, but stdin is not a terminal; pass --propose to print "
+                "the approval token for `engram commit`, or --dry-run to see the candidates"
+            )
+        if args.json:
+            raise UsageError("--json needs --propose or --dry-run (the prompt is for a person)")
+    roots = roots_from(args)
+    project = roots.project_dir or roots.primary.path.parent.parent
+    results, pieces = _pieces(args, project)
+    cands, extra, bad = _candidates(pieces)
+    ok_pieces = [p for p in pieces if not any(b.startswith(p.imported_from + ":") for b in bad)]
+    by_source = {id(c): p.source for c, p in zip(cands, ok_pieces, strict=False)}
+    by_extra = {id(c): extra[c.number] for c in cands}
+    payload: dict[str, Any] = {"candidates": []}
+    refused: list[tuple[str, str]] = []
+    redacted: Any = []
+    if cands:
+        try:
+            redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
+            ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
+            payload, _ = approvals.prepare_candidates(
+                roots, cands, kind="import", scope=args.scope, preferred_ids=ids
+            )
+        except Exception as exc:  # every candidate refused by safety
+            from engram.core.errors import SafetyError
+
+            if not isinstance(exc, SafetyError):
+                raise
+            refused = [("all", exc.message)]
+            cands = []
+        refused += list(getattr(redacted, "refused", []))
+    entries = payload["candidates"]
+    for e, c in zip(entries, cands, strict=True):  # safety renumbered the kept candidates
+        e.update(by_extra[id(c)])
+    source_of = {c.number: by_source[id(c)] for c in cands}
+    held = _held_contents(roots, payload.get("scopes") or [])
+    for e in entries:  # imported before: the same content is already a memory
+        if e["verdict"]["kind"] != "NOOP" and content_of(e["text"]).strip() in held:
+            e["verdict"] = {**e["verdict"], "kind": "NOOP"}
+    fresh = [e for e in entries if e["verdict"]["kind"] != "NOOP"]
+    later = fresh[MAX_PER_PROPOSAL:]
+    fresh = fresh[:MAX_PER_PROPOSAL]
+    summary = _summary(results, entries, fresh, source_of, refused, bad, len(later))
+    if args.dry_run or not fresh:
+        text = summary if fresh or not entries else summary + "\nNothing new to propose."
+        if args.dry_run and fresh:
+            text += "\n\n" + approvals.preview_text({**payload, "candidates": fresh}, None, None)
+        if not fresh and not entries:
+            text += "\nNo instructions found to import."
+        return emit(Result(text=text, data={"files": _files_data(results), "proposed": 0}), args)
+    for i, e in enumerate(fresh, start=1):
+        e["number"] = i
+    payload["candidates"] = fresh
+    token, expires_at = approvals.store_proposal(roots, payload)
+    result = approvals.proposal_result(payload, token, expires_at)
+    approvals._redaction_notes(result, redacted)
+    result.text = summary + "\n\n" + result.text
+    result.data["files"] = _files_data(results)
+    if args.propose:
+        return emit(approvals.for_person(result), args)
+    from engram.cli.write import _prompt_loop
+
+    return _prompt_loop(roots, result, args)
+
+
+def _held_contents(roots: Any, scopes: list[str]) -> set[str]:
+    from engram.core.approvals import durable_memories
+
+    out: set[str] = set()
+    for s in scopes:
+        root = roots.by_scope(s)
+        if root is not None:
+            out |= {m.content.strip() for m in durable_memories(root)}
+    return out
+
+
+def _files_data(results: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {"file": r.source, "host": r.host, "pieces": len(r.pieces), "problems": r.problems}
+        for r in results
+    ]
+
+
+def _summary(
+    results: list[Any],
+    entries: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    source_of: dict[int, str],
+    refused: list[tuple[str, str]],
+    bad: list[str],
+    later: int,
+) -> str:
+    """Per source file: candidates of each type, left out as duplicates, deferred, refused."""
+    lines = [f"Read {len(results)} instruction file(s):"]
+    fresh_ids = {id(e) for e in fresh}
+    sources = [(r.source, r.host, r.problems) for r in results]
+    known = {r.source for r in results}
+    for src in dict.fromkeys(source_of.values()):
+        if src not in known:  # read through an @import
+            sources.append((src, "imported", []))
+    for source, host, problems in sources:
+        mine = [e for e in entries if source_of.get(e["number"]) == source]
+        kinds = Counter(e["type"] for e in mine if id(e) in fresh_ids)
+        dup = sum(1 for e in mine if e["verdict"]["kind"] == "NOOP")
+        deferred = sum(1 for e in mine if id(e) in fresh_ids and e["deferred_reason"])
+        parts = [f"{kinds[t]} {t}" for t in ("rule", "skill", "knowledge") if kinds[t]]
+        if dup:
+            parts.append(f"{dup} already in memory")
+        if deferred:
+            parts.append(f"{deferred} will be deferred")
+        lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing new"))
+        lines += [f"    not read: {p}" for p in problems]
+    for where, why in refused:
+        lines.append(f"  refused ({where}): {why}")
+    lines += [f"  refused: {b}" for b in bad]
+    if later:
+        lines.append(f"  {later} more candidate(s) left for the next import (50 per proposal)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(1)

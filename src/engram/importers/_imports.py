@@ -1,0 +1,74 @@
+"""`@path` imports in CLAUDE.md and GEMINI.md: expanded inside the workspace only.
+
+Both hosts let a memory file pull in another with `@relative/path` on its own words;
+the path is relative to the importing file, imports nest up to five levels, and
+text inside code spans and fences is not an import. Here an import that loops, nests too
+deep, or leaves the workspace (`~/`, absolute, `..` past the root, a link out) is reported
+for its file and skipped; the rest is read.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from engram.core.importing import split_markdown
+from engram.importers import FileResult, Problem, Workspace
+
+MAX_DEPTH = 5
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:\.{1,2}/|~/|/)?[\w.\-/]+\.[A-Za-z0-9]+)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def imports_in(text: str) -> list[tuple[int, str]]:
+    """(line, path) of the `@path` imports outside code fences and code spans."""
+    out: list[tuple[int, str]] = []
+    fence: str | None = None
+    for n, line in enumerate(text.split("\n"), start=1):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        plain = re.sub(r"`[^`]*`", "", line)
+        out += [(n, p.rstrip(".")) for p in _IMPORT.findall(plain)]
+    return out
+
+
+def read_with_imports(
+    ws: Workspace,
+    rel: str,
+    res: FileResult,
+    *,
+    paths: list[str],
+    chain: tuple[str, ...] = (),
+) -> None:
+    """Split `rel` into `res.pieces`, then its imports (each file once, loops refused)."""
+    text = ws.read(rel)
+    only_imports = re.compile(r"^[ \t]*(?:@\S+[ \t]*)+$", re.M)
+    res.pieces += split_markdown(only_imports.sub("", text), rel, paths=paths)
+    chain = (*chain, rel)
+    for line, target in imports_in(text):
+        where = f"{rel}:{line} @{target}"
+        if target.startswith(("~", "/")):
+            res.problems.append(f"{where} leaves the workspace; imports are read inside it only")
+            continue
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+        if joined.startswith("../") or joined == "..":
+            res.problems.append(f"{where} leaves the workspace; imports are read inside it only")
+            continue
+        if joined in chain:
+            res.problems.append(f"{where} imports a file that imports it (a loop); skipped")
+            continue
+        if len(chain) > MAX_DEPTH:
+            res.problems.append(f"{where} nests deeper than {MAX_DEPTH} imports; skipped")
+            continue
+        if any(p.source == joined for p in res.pieces):
+            continue  # already read through another import
+        try:
+            read_with_imports(ws, joined, res, paths=paths, chain=chain)
+        except Problem as exc:
+            res.problems.append(f"{where}: {joined} {exc}")

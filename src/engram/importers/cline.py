@@ -1,0 +1,23 @@
+"""Cline rules (docs.cline.bot "Cline Rules"): a `.clinerules` file or a `.clinerules/` folder.
+
+The folder holds Markdown files (all of them active); a file may carry front matter
+`paths:` globs that scope it, carried into `paths:`.
+"""
+
+from __future__ import annotations
+
+from engram.core.importing import split_markdown
+from engram.importers import FileResult, Workspace, front_matter, glob_list
+
+HOST = "cline"
+
+
+def matches(rel: str) -> bool:
+    return rel == ".clinerules" or (
+        rel.startswith(".clinerules/") and rel.endswith((".md", ".txt"))
+    )
+
+
+def read(ws: Workspace, rel: str, res: FileResult) -> None:
+    fields, body, at = front_matter(ws.read(rel))
+    res.pieces += split_markdown(body, rel, first_line=at, paths=glob_list(fields.get("paths", "")))

@@ -1,0 +1,21 @@
+"""GEMINI.md (Gemini CLI context files, geminicli.com docs "Provide context with GEMINI.md").
+
+Plain Markdown, found in the project root and its subfolders (a nested one adds context
+for its subtree). Gemini CLI's memory import processor expands `@path.md` imports
+relative to the importing file, so they are read as for CLAUDE.md.
+"""
+
+from __future__ import annotations
+
+from engram.importers import FileResult, Workspace, subtree_globs
+from engram.importers._imports import read_with_imports
+
+HOST = "gemini"
+
+
+def matches(rel: str) -> bool:
+    return rel.rpartition("/")[2] == "GEMINI.md"
+
+
+def read(ws: Workspace, rel: str, res: FileResult) -> None:
+    read_with_imports(ws, rel, res, paths=subtree_globs(rel))

@@ -1,0 +1,86 @@
+"""`engram import` end to end with the installed executable: read, propose, approve, load."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ENGRAM = Path(sys.executable).with_name("engram")
+
+
+def _run(project: Path, home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("ENGRAM_GLOBAL_DIR", None)
+    return subprocess.run(
+        [str(ENGRAM), *argv], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def _project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    (p / ".cursor/rules").mkdir(parents=True)
+    (p / "pkg/api").mkdir(parents=True)
+    (p / "docs").mkdir()
+    (p / ".github/instructions").mkdir(parents=True)
+    (p / "CLAUDE.md").write_text(
+        "# Guide\n\n@docs/style.md\n\n## Testing\n- Run `pytest -q` before every push.\n"
+        "- Never commit `.env` files.\n\n## Release\n1. Bump the version in pyproject.toml.\n"
+        "2. Tag the commit with vX.Y.Z.\n3. Push the tag so CI publishes the package.\n"
+        '\n<!-- engram:begin hosts="claude" -->\nManaged by Engram: do not import me.\n'
+        "<!-- engram:end -->\n"
+    )
+    (p / "docs/style.md").write_text("# Style\n- Use ruff for formatting.\n\n@../CLAUDE.md\n")
+    (p / ".cursor/rules/ts.mdc").write_text(
+        "---\ndescription: TypeScript\nglobs: src/**/*.ts, *.tsx\nalwaysApply: false\n---\n"
+        "- Use strict mode in every TypeScript file.\n"
+    )
+    (p / "pkg/api/AGENTS.md").write_text("# API\n- Return JSON errors with a code field.\n")
+    (p / ".github/instructions/py.instructions.md").write_text(
+        '---\napplyTo: "**/*.py"\n---\n# Python\nWe use Poetry for dependency management.\n'
+    )
+    (p / "AGENTS.md").symlink_to("/etc/hostname")
+    (p / "GEMINI.md").write_bytes(b"\x00\x01binary")
+    return p
+
+
+def test_import_approve_load_then_noop(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = _project(tmp_path)
+    before = {f: f.read_bytes() for f in proj.rglob("*") if f.is_file() and not f.is_symlink()}
+    assert _run(proj, home, "init").returncode == 0
+    out = _run(proj, home, "import", "--propose")
+    assert out.returncode == 0, out.stderr
+    assert "AGENTS.md is a link that leads outside the workspace" in out.stdout
+    assert "GEMINI.md is binary" in out.stdout
+    assert "imports a file that imports it (a loop)" in out.stdout
+    assert "Managed by Engram" not in out.stdout
+    token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    assert _run(proj, home, "commit", token, "--approve", "all").returncode == 0
+    root = proj / ".agents/.engram"
+    skill = (root / "skills/release.md").read_text()
+    assert "source: import" in skill and "imported_from: CLAUDE.md:10-12" in skill
+    rule = next((root / "rules").glob("use-strict-mode*.md")).read_text()
+    assert "src/**/*.ts" in rule
+    assert (root / "knowledge").glob("*poetry*.md")
+    loaded = _run(proj, home, "load", "bump the version and tag a release")
+    assert "Bump the version in pyproject.toml" in loaded.stdout
+    again = _run(proj, home, "import", "--propose")
+    assert again.returncode == 0 and "Nothing new to propose" in again.stdout
+    assert "eng1_" not in again.stdout
+    after = {f: f.read_bytes() for f in before}
+    assert after == before  # source files are never changed
+
+
+def test_import_needs_terminal_or_propose(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = _project(tmp_path)
+    _run(proj, home, "init")
+    out = _run(proj, home, "import")
+    assert out.returncode == 2 and "--propose" in out.stderr and "Traceback" not in out.stderr
+    bad = _run(proj, home, "import", "--from", "emacs", "--dry-run")
+    assert bad.returncode == 2 and "not a host" in bad.stderr
