@@ -9,12 +9,13 @@ so importing the same files again proposes nothing.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
-from engram.core.errors import UsageError
+from engram.core.errors import SafetyError, UsageError
 from engram.core.results import Result
 
 MAX_PER_PROPOSAL = 50  # engram.core.candidates.MAX_CANDIDATES
@@ -121,43 +122,68 @@ def run_import(args: argparse.Namespace) -> int:
     ok_pieces = [p for p in pieces if not any(b.startswith(p.imported_from + ":") for b in bad)]
     by_source = {id(c): p.source for c, p in zip(cands, ok_pieces, strict=False)}
     by_extra = {id(c): extra[c.number] for c in cands}
+    # Already in memory (imported before) or twice in the files: left out before judging,
+    # so the cost of a proposal stays bounded however long the files are.
+    held = _held_contents(roots, approvals.resolve_scopes(roots, args.scope))
+    dup: Counter[str] = Counter()
+    later: Counter[str] = Counter()
+    kept: list[Any] = []
+    for c in cands:
+        body = content_of(c.text).strip()
+        if body in held:
+            dup[by_source[id(c)]] += 1
+        elif len(kept) >= MAX_PER_PROPOSAL:
+            later[by_source[id(c)]] += 1
+        else:
+            held.add(body)
+            kept.append(c)
+    for n, c in enumerate(kept, start=1):
+        c.number = n
+    cands = kept
     payload: dict[str, Any] = {"candidates": []}
     refused: list[tuple[str, str]] = []
     redacted: Any = []
     if cands:
+        number_src = {c.number: by_source[id(c)] for c in cands}
         try:
             redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
             ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
             payload, _ = approvals.prepare_candidates(
                 roots, cands, kind="import", scope=args.scope, preferred_ids=ids
             )
-        except Exception as exc:  # every candidate refused by safety
-            from engram.core.errors import SafetyError
-
-            if not isinstance(exc, SafetyError):
-                raise
-            refused = [("all", exc.message)]
+        except SafetyError as exc:  # every candidate refused
+            refused = [("every candidate", exc.message)]
             cands = []
-        refused += list(getattr(redacted, "refused", []))
+        for where, why in getattr(redacted, "refused", []):
+            m = re.search(r"candidate (\d+)", where)
+            src = number_src.get(int(m.group(1))) if m else None
+            refused.append((src or where, why))
     entries = payload["candidates"]
     for e, c in zip(entries, cands, strict=True):  # safety renumbered the kept candidates
         e.update(by_extra[id(c)])
     source_of = {c.number: by_source[id(c)] for c in cands}
-    held = _held_contents(roots, payload.get("scopes") or [])
-    for e in entries:  # imported before: the same content is already a memory
-        if e["verdict"]["kind"] != "NOOP" and content_of(e["text"]).strip() in held:
-            e["verdict"] = {**e["verdict"], "kind": "NOOP"}
+    for e in entries:
+        if e["verdict"]["kind"] == "NOOP":
+            dup[source_of[e["number"]]] += 1
     fresh = [e for e in entries if e["verdict"]["kind"] != "NOOP"]
-    later = fresh[MAX_PER_PROPOSAL:]
-    fresh = fresh[:MAX_PER_PROPOSAL]
-    summary = _summary(results, entries, fresh, source_of, refused, bad, len(later))
+    summary = _summary(results, fresh, source_of, dup, later, refused, bad)
     if args.dry_run or not fresh:
-        text = summary if fresh or not entries else summary + "\nNothing new to propose."
+        text = summary
         if args.dry_run and fresh:
             text += "\n\n" + approvals.preview_text({**payload, "candidates": fresh}, None, None)
-        if not fresh and not entries:
+        elif not pieces:
             text += "\nNo instructions found to import."
-        return emit(Result(text=text, data={"files": _files_data(results), "proposed": 0}), args)
+        else:
+            text += "\nNothing new to propose."
+        data = {
+            "files": _files_data(results),
+            "proposed": 0,
+            "candidates": [
+                {k: e[k] for k in ("type", "id", "title", "text", "verdict_line", "import")}
+                for e in fresh
+            ],
+        }
+        return emit(Result(text=text, data=data), args)
     for i, e in enumerate(fresh, start=1):
         e["number"] = i
     payload["candidates"] = fresh
@@ -193,38 +219,39 @@ def _files_data(results: list[Any]) -> list[dict[str, Any]]:
 
 def _summary(
     results: list[Any],
-    entries: list[dict[str, Any]],
     fresh: list[dict[str, Any]],
     source_of: dict[int, str],
+    dup: Counter[str],
+    later: Counter[str],
     refused: list[tuple[str, str]],
     bad: list[str],
-    later: int,
 ) -> str:
-    """Per source file: candidates of each type, left out as duplicates, deferred, refused."""
+    """Per source file: candidates of each type, already in memory, deferred, refused."""
     lines = [f"Read {len(results)} instruction file(s):"]
-    fresh_ids = {id(e) for e in fresh}
     sources = [(r.source, r.host, r.problems) for r in results]
     known = {r.source for r in results}
-    for src in dict.fromkeys(source_of.values()):
+    for src in dict.fromkeys([*source_of.values(), *dup, *later]):
         if src not in known:  # read through an @import
             sources.append((src, "imported", []))
     for source, host, problems in sources:
-        mine = [e for e in entries if source_of.get(e["number"]) == source]
-        kinds = Counter(e["type"] for e in mine if id(e) in fresh_ids)
-        dup = sum(1 for e in mine if e["verdict"]["kind"] == "NOOP")
-        deferred = sum(1 for e in mine if id(e) in fresh_ids and e["deferred_reason"])
+        mine = [e for e in fresh if source_of.get(e["number"]) == source]
+        kinds = Counter(e["type"] for e in mine)
         parts = [f"{kinds[t]} {t}" for t in ("rule", "skill", "knowledge") if kinds[t]]
-        if dup:
-            parts.append(f"{dup} already in memory")
-        if deferred:
-            parts.append(f"{deferred} will be deferred")
-        lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing new"))
+        deferred = sum(1 for e in mine if e["deferred_reason"])
+        gone = sum(1 for w, _ in refused if w == source)
+        for count, what in (
+            (dup[source], "already in memory"),
+            (deferred, "will be deferred"),
+            (gone, "refused"),
+            (later[source], "left for the next import (50 per proposal)"),
+        ):
+            if count:
+                parts.append(f"{count} {what}")
+        lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing to import"))
         lines += [f"    not read: {p}" for p in problems]
-    for where, why in refused:
-        lines.append(f"  refused ({where}): {why}")
+        lines += [f"    refused: {why}" for w, why in refused if w == source]
+    lines += [f"  refused ({w}): {why}" for w, why in refused if w not in dict(sources)]
     lines += [f"  refused: {b}" for b in bad]
-    if later:
-        lines.append(f"  {later} more candidate(s) left for the next import (50 per proposal)")
     return "\n".join(lines)
 
 
