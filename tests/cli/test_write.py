@@ -89,7 +89,7 @@ def test_save_session_approve_some_with_bad_answer_first(
                          answers="A 7\nwhat\nB 2: CI runs on Debian.\nA 1,2\n")  # fmt: skip
     assert code == 0
     assert "candidate 7 does not exist" in err
-    assert "Answer A, A 1,3, B <note> or C." in out
+    assert "Answer A (or y), A 1,3, B <note> or C (or n)." in out
     assert files(project) == ["knowledge/ci-runs-debian.md", "rules/pin-python.md"]
 
 
@@ -210,7 +210,7 @@ def test_ctrl_c_at_the_prompt_declines_the_proposal(project: Path, monkeypatch, 
 def test_eof_at_the_prompt_ends_the_prompt_line(project: Path, monkeypatch, capsys) -> None:
     code, out, _ = run(project, monkeypatch, capsys, "save", "Sign commits.", answers="")
     assert code == 0
-    assert "C = cancel: \nCancelled; nothing was saved." in out
+    assert "C (or n) = cancel: \nCancelled; nothing was saved." in out
 
 
 def test_force_still_reports_what_was_redacted(project: Path, monkeypatch, capsys) -> None:

@@ -39,8 +39,19 @@ def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: 
         sys.stdout.write(json.dumps(result.envelope(), indent=2, ensure_ascii=False) + "\n")
     else:
         if result.text:
-            sys.stdout.write(result.text.rstrip("\n") + "\n")
+            sys.stdout.write(tilde(result.text.rstrip("\n")) + "\n")
         for d in result.diagnostics:
             if d.level in ("warning", "error"):
-                print(f"engram: {d.level}: {d.message}", file=sys.stderr)
+                print(f"engram: {d.level}: {tilde(d.message)}", file=sys.stderr)
     return 0 if (result.ok or not exit_nonzero_when_not_ok) else 1
+
+
+def tilde(text: str) -> str:
+    """Paths under the home folder as `~/…` in text for people (JSON keeps absolute paths)."""
+    import os
+    import re
+
+    home = os.path.expanduser("~").rstrip("/")
+    if len(home) < 2 or home not in text:
+        return text
+    return re.sub(re.escape(home) + r"(?=/|$|[\s'\",;:)\]])", "~", text, flags=re.M)

@@ -9,8 +9,10 @@ from engram.cli.common import add_json_flag, emit, start_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    for name in ("init", "inject"):
-        p = sub.add_parser(name, help="create .agents/.engram/ in this project (idempotent)")
+    for name in ("init",):
+        p = sub.add_parser(
+            name, aliases=["inject"], help="create .agents/.engram/ in this project (idempotent)"
+        )
         p.add_argument(
             "--global-path", metavar="PATH", help="create a global root at PATH and remember it"
         )

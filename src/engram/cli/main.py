@@ -69,7 +69,27 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"{self.prog}: error: {with_suggestion(message)} (see `{self.prog} --help`)\n")
+
+
+def with_suggestion(message: str) -> str:
+    """An argparse invalid-choice message with "did you mean 'load'?" when a choice is close.
+
+    A mistyped command is named as such; the list of every command is left to --help.
+    """
+    import re
+
+    m = re.search(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not m:
+        return message
+    import difflib
+
+    choices = re.findall(r"'([^']*)'", m.group(3))
+    close = difflib.get_close_matches(m.group(2).lower(), choices, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    if m.group(1) == "COMMAND":
+        return f"unknown command {m.group(2)!r}{hint}"
+    return f"{message}{hint}"
 
 
 def _available_modules(names: Sequence[str]) -> list:

@@ -59,11 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=run_save)
 
-    for name in ("save-session", "ss"):
+    for name in ("save-session",):
         p = sub.add_parser(
             name,
-            help="propose candidate lines from a session and ask for approval"
-            + (" (alias of save-session)" if name == "ss" else ""),
+            aliases=["ss"],
+            help="propose candidate lines from a session and ask for approval",
         )
         p.add_argument("--file", metavar="F", help="candidate lines (default: stdin; - = stdin)")
         p.add_argument("-f", "--force", action="store_true", help="write without asking")
@@ -135,12 +135,21 @@ def _ask(prompt: str) -> str | None:
     return line.strip()
 
 
-def _commit(roots: object, proposal: Result, approve: str, args: argparse.Namespace) -> int:
-    """Commit a proposal and print the outcome with the proposal's warnings (redactions)."""
+def _commit(
+    roots: object,
+    proposal: Result,
+    approve: str,
+    args: argparse.Namespace,
+    *,
+    warnings_shown: bool = False,
+) -> int:
+    """Commit a proposal and print the outcome; the proposal's warnings (redactions) come
+    with it unless the person already saw them with the preview."""
     from engram.core import api
 
     committed = api.commit(roots, proposal.data["approval_token"], approve)  # type: ignore[arg-type]
-    committed.diagnostics[:0] = [d for d in proposal.diagnostics if d.level == "warning"]
+    if not warnings_shown:
+        committed.diagnostics[:0] = [d for d in proposal.diagnostics if d.level == "warning"]
     return emit(committed, args)
 
 
@@ -152,12 +161,19 @@ def _print_proposal(result: Result, args: argparse.Namespace) -> int:
 
 
 def _terminal_preview(result: Result) -> str:
+    """The preview a person approves, with its warnings (what was redacted) below it."""
     keep = [
         ln
         for ln in result.text.splitlines()
         if not ln.startswith(("  Shell:", "  Agent:", "Approval token:", "  Terminal:"))
     ]
-    return "\n".join(keep).rstrip()
+    keep = ["\n".join(keep).rstrip()]
+    keep += [f"Warning: {d.message}" for d in result.diagnostics if d.level == "warning"]
+    return "\n".join(keep)
+
+
+_YES = ("y", "yes")
+_NO = ("n", "no")
 
 
 def _prompt_loop(
@@ -202,20 +218,24 @@ def _ask_until_decided(
         count = len(result.data["candidates"])
         if yes_no:
             answer = _ask("Save this note? [y/N] ")
-            if answer is not None and answer.lower() in ("y", "yes", "a"):
-                return _commit(roots, result, "all", args)
+            if answer is not None and answer.lower() in (*_YES, "a"):
+                return _commit(roots, result, "all", args, warnings_shown=True)
             api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
             print("Cancelled; nothing was saved.")
             return 0
-        answer = _ask("Approve? A = all, A 1,3 = some, B <note> = revise, C = cancel: ")
-        if answer is None or answer[:1].upper() == "C":
+        answer = _ask(
+            "Approve? A (or y) = all, A 1,3 = some, B <note> = revise, C (or n) = cancel: "
+        )
+        if answer is not None and answer.lower() in _YES:
+            answer = "A"
+        if answer is None or answer[:1].upper() == "C" or answer.lower() in _NO:
             api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
             print("Cancelled; nothing was saved.")
             return 0
         head, rest = answer[:1].upper(), answer[1:].strip()
         if head == "A":
             try:
-                return _commit(roots, result, rest or "all", args)
+                return _commit(roots, result, rest or "all", args, warnings_shown=True)
             except UsageError as exc:
                 print(f"engram: {exc.message}", file=sys.stderr)
                 continue
@@ -234,7 +254,7 @@ def _ask_until_decided(
             result = state["result"] = revised
             print(_terminal_preview(result))
             continue
-        print("Answer A, A 1,3, B <note> or C.")
+        print("Answer A (or y), A 1,3, B <note> or C (or n).")
     api.decline(roots, result.data["approval_token"], "no answer in the terminal")  # type: ignore[arg-type]
     print("No valid answer; nothing was saved.")
     return 1

@@ -123,7 +123,16 @@ def init_workspace(
         )
     if examples:
         lines.append(f"wrote {len(examples)} example memories")
-    lines.append(f'{idx.doc_count()} memories indexed. Try: engram load "prepare a release"')
+    n = idx.doc_count()
+    if examples:
+        lines.append(f'{n} memories indexed. Try: engram load "prepare a release"')
+    elif n:
+        lines.append(f'{n} memories indexed. Try: engram route "<your task>" to see what it loads')
+    else:
+        lines.append(
+            '0 memories yet. Try: engram save rule "Run the tests before every commit", '
+            "then engram link <host> for your agent"
+        )
     data.update(
         {
             "root": str(root.path),
