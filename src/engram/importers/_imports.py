@@ -16,7 +16,9 @@ from engram.core.importing import split_markdown
 from engram.importers import FileResult, Problem, Workspace
 
 MAX_DEPTH = 5
-_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:\.{1,2}/|~/|/)?[\w.\-/]+\.[A-Za-z0-9]+)")
+_IMPORT = re.compile(  # a path: it has a folder or an extension (`@team` in prose is not one)
+    r"(?:^|(?<=\s))@((?:\.{1,2}/|~/|/)[\w.\-/]+|[\w.\-]+/[\w.\-/]+|[\w\-]+\.[A-Za-z0-9]+)"
+)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
