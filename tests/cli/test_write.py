@@ -95,7 +95,8 @@ def test_save_session_approve_some_with_bad_answer_first(
 
 def test_non_interactive_stdin_is_refused_not_hung(project: Path, monkeypatch, capsys) -> None:
     code, _, err = run(project, monkeypatch, capsys, "save", "rule", "Sign commits.", stdin="A\n")
-    assert code == 2 and "stdin is not a terminal" in err and "--force" in err
+    # read by an agent as often as by a person: it never advertises the way around approval
+    assert code == 2 and "stdin is not a terminal" in err and "--force" not in err
     code, _, err = run(project, monkeypatch, capsys, "ss", stdin="TYPE: rule | TEXT: x y\n")
     assert code == 2 and "--propose" in err
     code, _, err = run(project, monkeypatch, capsys, "note", "x", "--objective", "o", stdin="y\n")

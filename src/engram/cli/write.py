@@ -117,11 +117,12 @@ def _interactive() -> bool:
         return False
 
 
-def _refuse_non_interactive(command: str, force_hint: bool = True) -> None:
-    how = "--force to write without asking, or " if force_hint else ""
+def _refuse_non_interactive(command: str) -> None:
+    # The refusal is read by whatever ran the command, often an agent: it names the way
+    # that keeps a person in the loop, never the one that skips them (`--force`).
     raise UsageError(
-        f"{command} asks for approval, but stdin is not a terminal; pass {how}--propose to "
-        "print the approval token for `engram commit TOKEN --approve all|1,3`"
+        f"{command} asks a person for approval, but stdin is not a terminal; run it in a "
+        "terminal, or pass --propose to print a proposal for a person to approve"
     )
 
 
@@ -167,8 +168,11 @@ def _terminal_preview(result: Result) -> str:
         for ln in result.text.splitlines()
         if not ln.startswith(("  Shell:", "  Agent:", "Approval token:", "  Terminal:"))
     ]
+    from engram.cli.colour import paint
+
     keep = ["\n".join(keep).rstrip()]
-    keep += [f"Warning: {d.message}" for d in result.diagnostics if d.level == "warning"]
+    label = paint("Warning:", "warning", sys.stdout)
+    keep += [f"{label} {d.message}" for d in result.diagnostics if d.level == "warning"]
     return "\n".join(keep)
 
 
