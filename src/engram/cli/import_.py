@@ -250,7 +250,7 @@ def _summary(
         lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing to import"))
         lines += [f"    not read: {p}" for p in problems]
         lines += [f"    refused: {why}" for w, why in refused if w == source]
-    lines += [f"  refused ({w}): {why}" for w, why in refused if w not in dict(sources)]
+    lines += [f"  refused ({w}): {why}" for w, why in refused if w not in {s[0] for s in sources}]
     lines += [f"  refused: {b}" for b in bad]
     return "\n".join(lines)
 
