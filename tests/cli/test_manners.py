@@ -132,3 +132,45 @@ def test_init_in_an_empty_project_suggests_a_command_that_works_there(
     argv = shlex.split(tip)[1:]
     res = engram(argv[0], "-f", *argv[1:], cwd=proj, home=isolated_home)
     assert res.returncode == 0 and "Saved 1 memory" in res.stdout
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Run the installed engram with stdout and stderr on a pseudo-terminal; return what it wrote."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(ENGRAM), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=follower,
+        stderr=follower,
+    )  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["TERM"] = "xterm"
+    assert "\x1b[" in _on_a_terminal(["load", "x"], tmp_path, env)  # the error, in colour
+    assert "\x1b[" not in _on_a_terminal(["load", "x"], tmp_path, {**env, "NO_COLOR": "1"})
+    piped = subprocess.run(
+        [str(ENGRAM), "load", "x"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert piped.returncode != 0 and "error:" in piped.stderr and "\x1b[" not in piped.stderr
+    forced = subprocess.run(
+        [str(ENGRAM), "load", "x"], cwd=tmp_path, env={**env, "FORCE_COLOR": "1"},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "\x1b[31;1merror:" in forced.stderr

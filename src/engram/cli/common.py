@@ -42,7 +42,10 @@ def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: 
             sys.stdout.write(tilde(result.text.rstrip("\n")) + "\n")
         for d in result.diagnostics:
             if d.level in ("warning", "error"):
-                print(f"engram: {d.level}: {tilde(d.message)}", file=sys.stderr)
+                from engram.cli.colour import paint
+
+                label = paint(f"{d.level}:", d.level, sys.stderr)
+                print(f"engram: {label} {tilde(d.message)}", file=sys.stderr)
     return 0 if (result.ok or not exit_nonzero_when_not_ok) else 1
 
 

@@ -148,7 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from engram.core.results import error_result
 
             print(json.dumps(error_result(exc.code, exc.message).envelope(), indent=2))
-        print(f"engram: error: {exc.message}", file=sys.stderr)
+        from engram.cli.colour import paint
+        from engram.cli.common import tilde
+
+        print(
+            f"engram: {paint('error:', 'error', sys.stderr)} {tilde(exc.message)}", file=sys.stderr
+        )
         return exc.exit_code
     except OSError as exc:  # permissions, full disk, a folder where a file should be
         where = f": {exc.filename}" if exc.filename else ""
