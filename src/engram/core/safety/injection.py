@@ -653,6 +653,11 @@ _BYPASS_RX = (
     r"\b(?:skip|bypass|disable|suppress|circumvent|avoid)\s+(?:the\s+|any\s+|all\s+)?(?:human\s+(?:review|approval|confirmation|check)|approval|confirmation|approval\s+(?:step|dialog|prompt|process|gate)|permission\s+(?:prompt|check|dialog))s?\b",
     r"\b(?:call|run|invoke|use|execute|trigger)\s+(?:the\s+)?(?:mcp__engram__)?engram_commit\b|\bmcp__engram__engram_commit\b",
     r"\b(?:reuse|use|take|copy|pass|paste)\s+the\s+approval\s+token\b",
+    # Engram's own write and approval controls: a memory has no business steering the agent
+    # towards the forced write or towards a host setting that stops the host from asking.
+    r"\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote)\b[^.\n;]{0,60}?(?:--force\b|\s-f\b)",
+    r"\bengram_commit\b[^.\n;]{0,80}?\b(?:allow\w*|permission\w*|pre-?approv\w*|auto\w*|trust\w*|approval_mode|approve)\b",
+    r"\b(?:allow\w*|permissions?|approval_mode|pre-?approv\w*|trusted\s?folders?|enabledmcpjsonservers|auto-?approv\w*)\b[^.\n;]{0,80}?\bengram(?:_commit|\b)",
     r"\bthe\s+(?:user|human|owner|developer|operator)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:already\s+)(?:agreed|approved|consented|confirmed|accepted|authori[sz]ed|signed\s+off|said\s+yes|pre-?approved)\b",
     r"\b(?:l'humain|l'utilisateur|o\s+usuario|el\s+usuario|der\s+(?:nutzer|mensch))\s+(?:a|ha|hat)\s+(?:deja|ya|ja|schon|bereits)\s+(?:accepte|aceptado|aceito|aprobado|aprovado|approuve|zugestimmt|genehmigt|akzeptiert)",
     r"(?:ユーザー|利用者|人間|開発者)(?:に|へ)(?:は)?(?:確認|許可|承認|知らせ|伝え|報告|相談)(?:を取ら|を求め)?(?:せず|しないで|しない|ずに)",
