@@ -1453,3 +1453,20 @@ def test_saving_26_similar_facts_one_after_another_keeps_all_and_an_update_keeps
     assert p.returncode == 0 and "possible duplicate of service-svc-12" in p.stdout, p.stdout
     assert len(list((root / "knowledge").glob("*.md"))) == 26
     assert _engram(project, "verify").returncode == 0
+
+
+def test_an_environment_named_by_one_text_only_is_another_fact() -> None:
+    base = [mem("billing-timeout", "knowledge", "The API timeout for svc-billing is 30 seconds.")]
+    for text in (
+        "The API timeout for svc-billing in staging is 10 seconds.",
+        "In production the API timeout for svc-billing is 45 seconds.",
+    ):
+        j = judge(make_candidate(type="knowledge", text=text), base)
+        assert j.verdict.kind == "ADD", text
+    staged = [mem("billing-timeout-staging", "knowledge",
+                  "The API timeout for svc-billing in staging is 10 seconds.")]  # fmt: skip
+    j = judge(
+        make_candidate(type="knowledge", text="The API timeout for svc-billing is 45 seconds."),
+        staged,
+    )
+    assert j.verdict.kind == "ADD"

@@ -698,7 +698,12 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     # Names of one series (svc-1/svc-2, staging/production) are other facts; only a
     # changed value at the end of both texts, said to have changed, moves along a series
     # ("The APAC cluster moved to ap-southeast-2").
-    envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m)
+    # An environment that only one text names scopes it: "the timeout in staging is 10 s"
+    # is another fact than "the timeout is 30 s", not its new value.
+    # (A reversal may name a new context: "never …; use trunk-based development".)
+    envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m) or (
+        same_polarity and any(u.kind == "env" for u in (*names_c, *names_m))
+    )
     series = any(_sibling(a, b) for a in names_c for b in names_m)
     at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
     if envs or (series and not (cand.changes and at_end)):
