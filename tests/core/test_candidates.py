@@ -143,3 +143,11 @@ def test_level_keeps_its_written_form_for_the_safety_scan() -> None:
 
 def test_ids_skip_redaction_markers() -> None:
     assert slugify("[REDACTED:aws-access-key] is the staging deploy key") == "staging-deploy-key"
+
+
+def test_ids_keep_accented_words_whole() -> None:
+    from engram.core.candidates import slugify
+
+    assert slugify("Le déploiement se fait le mardi") == "le-deploiement-se-fait-le-mardi"
+    assert slugify("Straße und Größe") == "strasse-und-grosse"
+    assert "f-r" not in slugify("Die Prüfung für den Server")

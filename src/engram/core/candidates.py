@@ -287,10 +287,21 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _ascii_letters(text: str) -> str:
+    """Accented Latin letters as their base letter ("für" → "fur", "ß" → "ss"), so an id
+    keeps the word instead of splitting it at the accent."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", text.replace("ß", "ss"))
+    return "".join(ch for ch in folded if not unicodedata.combining(ch))
+
+
 def slugify(text: str, max_len: int = MAX_ID_CHARS) -> str:
     """An id from the first meaningful words of a text (≤ max_len, a valid slug)."""
     text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not what the memory is about
-    ws = [w.replace("'", "") for w in words(text)]
+    ws = [w.replace("'", "") for w in words(_ascii_letters(text))]
     meaningful = [w for w in ws if w not in SLUG_STOPWORDS] or ws or ["memory"]
     slug = ""
     for w in meaningful:
