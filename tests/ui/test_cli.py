@@ -101,4 +101,5 @@ def test_sigterm_stops_it_cleanly(project: Path) -> None:
     proc, _ = _start(project)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0 and "Traceback" not in err
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err

@@ -300,12 +300,6 @@ class Handler(BaseHTTPRequestHandler):
 def serve(start: Path | None, port: int, *, open_browser: bool) -> int:
     """Run until Ctrl-C; prints the URL (with its token) for the person who launched it."""
     server = UIServer(start, port)
-    print(f"Engram review page: {server.url}", flush=True)
-    print("Press Ctrl-C to stop.", flush=True)
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(server.url)
     import signal
 
     def stop(signum: int, frame: Any) -> None:
@@ -314,7 +308,13 @@ def serve(start: Path | None, port: int, *, open_browser: bool) -> int:
     signal.signal(signal.SIGTERM, stop)  # a service manager's stop is as clean as Ctrl-C
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:  # started in the background
         signal.signal(signal.SIGINT, stop)
-    try:
+    try:  # a stop may arrive as soon as the URL is out
+        print(f"Engram review page: {server.url}", flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
         print("engram ui: stopped", file=sys.stderr)
