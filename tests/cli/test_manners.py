@@ -174,3 +174,22 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> No
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert "\x1b[31;1merror:" in forced.stderr
+
+
+def test_search_and_route_are_aligned_tables_on_a_terminal_only(tmp_path: Path) -> None:
+    proj = tmp_path / "demo"
+    proj.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["TERM"] = "xterm"
+    subprocess.run([str(ENGRAM), "init", "--example"], cwd=proj, env=env, check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
+    for argv in (["search", "release"], ["route", "prepare a release"]):
+        shown = _on_a_terminal([*argv], proj, {**env, "NO_COLOR": "1"}).replace("\r", "")
+        rows = [ln for ln in shown.splitlines()[1:] if ln.strip()]
+        assert rows[0].split()[:3] == ["#", "TYPE", "ID"]
+        starts = {ln.index(ln.split()[2]) for ln in rows}  # the ID column starts at one place
+        assert len(starts) == 1 and len(rows) >= 3
+        assert "\x1b[" not in shown
+        piped = subprocess.run([str(ENGRAM), *argv], cwd=proj, env=env, capture_output=True,
+                               text=True, timeout=60, check=True).stdout  # fmt: skip
+        assert "TYPE" not in piped and "`release-process`" in piped  # one line per entry

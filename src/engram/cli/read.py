@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from engram.cli.common import add_json_flag, emit, roots_from
+
+if TYPE_CHECKING:
+    from engram.core.results import Result
 
 
 def _roles(value: str | None) -> list[str] | None:
@@ -93,21 +97,49 @@ def run_load(args: argparse.Namespace) -> int:
     return emit(result, args)
 
 
+def _as_table(result: Result, args: argparse.Namespace) -> Result:
+    """On a terminal, route and search entries as an aligned table; pipes keep one line each."""
+    import sys
+
+    from engram.cli.colour import is_terminal, table
+
+    entries = (result.data or {}).get("entries") or []
+    if getattr(args, "json", False) or not entries or not is_terminal(sys.stdout):
+        return result
+    rows = [
+        [
+            str(n),
+            str(e.get("type", "")),
+            str(e.get("id", "")),
+            str(e.get("scope", "")),
+            f"{float(e.get('score') or 0):.2f}",
+            str(e.get("title", "")) + (f" ({e['reason']})" if e.get("reason") else ""),
+        ]
+        for n, e in enumerate(entries, start=1)
+    ]
+    lines = result.text.splitlines() if result.text else [""]
+    if len(lines) - 1 != len(entries):  # more than a heading and one line per entry: keep it
+        return result
+    head = lines[0]
+    grid = table(["#", "TYPE", "ID", "SCOPE", "SCORE", "TITLE"], rows, sys.stdout)
+    result.text = f"{head}\n{grid}\n"
+    return result
+
+
 def run_route(args: argparse.Namespace) -> int:
     from engram.core import api
 
-    return emit(api.route(roots_from(args), " ".join(args.query), roles=_roles(args.role)), args)
+    result = api.route(roots_from(args), " ".join(args.query), roles=_roles(args.role))
+    return emit(_as_table(result, args), args)
 
 
 def run_search(args: argparse.Namespace) -> int:
     from engram.core import api
 
-    return emit(
-        api.search(
-            roots_from(args), " ".join(args.query), limit=args.limit, roles=_roles(args.role)
-        ),
-        args,
+    result = api.search(
+        roots_from(args), " ".join(args.query), limit=args.limit, roles=_roles(args.role)
     )
+    return emit(_as_table(result, args), args)
 
 
 def run_rebuild(args: argparse.Namespace) -> int:
