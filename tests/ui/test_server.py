@@ -231,6 +231,14 @@ def test_a_scope_that_is_not_a_root_is_refused(client: Client) -> None:
     assert status == 404
 
 
+def test_a_broken_memory_is_shown_raw_with_its_reason(client: Client, project: Path) -> None:
+    (ws_root(project) / "rules" / "broken.md").write_text("---\nid: [unclosed\n---\n")
+    status, doc = client.get("/api/memory?scope=workspace&id=broken")
+    assert status == 200
+    assert doc["data"]["raw"].startswith("---\nid: [unclosed")
+    assert doc["data"]["parse_error"]
+
+
 def test_an_unknown_memory_is_not_found(client: Client) -> None:
     status, doc = client.get("/api/memory?scope=workspace&id=nothing-here")
     assert status == 404 and doc["error"]["code"] == "memory.not_found"

@@ -96,7 +96,7 @@ def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
 def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     """One memory's raw file, parsed front matter, archived revisions and dependants."""
     from engram.core.errors import NotFoundError
-    from engram.core.memory import front_matter_dict
+    from engram.core.memory import MemoryParseError, front_matter_dict
     from engram.core.safety import check_id
     from engram.core.store import find_memory_file, load_memories, read_memory_file
 
@@ -106,7 +106,15 @@ def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     if path is None:
         raise NotFoundError(f"no memory {mid!r} in the {scope} root", code="memory.not_found")
     rel = f"{path.parent.name}/{path.name}"
-    mem, raw = read_memory_file(root, rel)
+    try:
+        mem, raw = read_memory_file(root, rel)
+    except MemoryParseError as exc:  # shown as it is, with the reason it is not loaded
+        from engram.core.store import read_bytes
+
+        raw = read_bytes(root, path)[:262_144]
+        return {"id": mid, "scope": scope, "file": rel, "raw": raw.decode("utf-8", "replace"),
+                "parse_error": str(exc), "front_matter": {}, "card": None, "revisions":
+                _revisions(root, mid), "dependants": []}  # fmt: skip
     dependants = []
     for r in roots.all:
         mems, _ = load_memories(r)
