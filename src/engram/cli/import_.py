@@ -170,7 +170,8 @@ def run_import(args: argparse.Namespace) -> int:
     if args.dry_run or not fresh:
         text = summary
         if args.dry_run and fresh:
-            text += "\n\n" + approvals.preview_text({**payload, "candidates": fresh}, None, None)
+            preview = approvals.preview_text({**payload, "candidates": fresh}, None, None)
+            text += "\n\n" + _with_sources(preview, fresh)
         elif not pieces:
             text += "\nNo instructions found to import."
         else:
@@ -190,13 +191,25 @@ def run_import(args: argparse.Namespace) -> int:
     token, expires_at = approvals.store_proposal(roots, payload)
     result = approvals.proposal_result(payload, token, expires_at)
     approvals._redaction_notes(result, redacted)
-    result.text = summary + "\n\n" + result.text
+    result.text = summary + "\n\n" + _with_sources(result.text, fresh)
     result.data["files"] = _files_data(results)
     if args.propose:
         return emit(approvals.for_person(result), args)
     from engram.cli.write import _prompt_loop
 
     return _prompt_loop(roots, result, args)
+
+
+def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
+    """The preview with each candidate's source lines under its heading line."""
+    where = {str(e["number"]): e.get("import", {}).get("imported_from", "") for e in entries}
+    out = []
+    for line in text.split("\n"):
+        out.append(line)
+        m = re.match(r"^(\d+)\. \[", line)
+        if m and where.get(m.group(1)):
+            out.append(f"   From: {where[m.group(1)]}")
+    return "\n".join(out)
 
 
 def _held_contents(roots: Any, scopes: list[str]) -> set[str]:
