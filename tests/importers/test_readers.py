@@ -92,3 +92,11 @@ def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
     texts = {p.text for p in claude.pieces}  # type: ignore[attr-defined]
     assert texts == {"Keep the changelog current.", "Rule from a.", "Rule from b."}
     assert not any("Secret rules" in t for t in texts)
+
+
+def test_a_link_inside_the_workspace_is_read_once(tmp_path: Path) -> None:
+    _write(tmp_path, "AGENTS.md", "## Lint\n- Run ruff check before committing.\n")
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
+    (tmp_path / "linked").symlink_to(tmp_path.parent, target_is_directory=True)
+    got = _by_file(tmp_path)
+    assert list(got) == ["AGENTS.md"]
