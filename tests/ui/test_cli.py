@@ -103,3 +103,32 @@ def test_sigterm_stops_it_cleanly(project: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_the_browser_gets_a_private_redirect_file_not_the_token(
+    project: Path, tmp_path: Path
+) -> None:
+    seen = tmp_path / "browser-args.txt"
+    browser = tmp_path / "fake-browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\ncat "${{1#file://}}" >> {seen}\n')
+    browser.chmod(0o755)
+    env = {**os.environ, "BROWSER": str(browser)}
+    proc = subprocess.Popen(
+        [ENGRAM, "ui"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    url = proc.stdout.readline().split(": ", 1)[1].strip()
+    token = url.split("token=", 1)[1]
+    try:
+        for _ in range(600):  # the browser runs in the background; wait for its file
+            if seen.exists() and token in seen.read_text():
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        arg, _, page = seen.read_text().partition("<")
+        assert arg.startswith("file://") and token not in arg
+        assert url in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert not Path(arg.removeprefix("file://")).exists()  # removed when the server stops

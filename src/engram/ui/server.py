@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import os
 import secrets
 import sys
 from http import HTTPStatus
@@ -238,6 +239,7 @@ class Handler(BaseHTTPRequestHandler):
             body = self._check_post() if method == "POST" else {}
             self._route(method, parts.path, query, body)
         except Refused as exc:
+            self.close_connection = True  # an unread body must not be taken for a request
             self._error(exc.status, exc.code, exc.message)
         except NotFoundError as exc:
             self._error(HTTPStatus.NOT_FOUND, exc.code, exc.message)
@@ -300,6 +302,7 @@ class Handler(BaseHTTPRequestHandler):
 def serve(start: Path | None, port: int, *, open_browser: bool) -> int:
     """Run until Ctrl-C; prints the URL (with its token) for the person who launched it."""
     server = UIServer(start, port)
+    opener: str | None = None
     import signal
 
     def stop(signum: int, frame: Any) -> None:
@@ -312,12 +315,34 @@ def serve(start: Path | None, port: int, *, open_browser: bool) -> int:
         print(f"Engram review page: {server.url}", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
         if open_browser:
-            import webbrowser
-
-            webbrowser.open(server.url)
+            opener = _open_browser(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
         print("engram ui: stopped", file=sys.stderr)
     finally:
         server.server_close()
+        if opener is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(opener)
     return 0
+
+
+def _open_browser(url: str) -> str | None:
+    """Open the page through a private redirect file, as notebook servers do.
+
+    A browser started with the URL itself would show the launch token to every local
+    user in the process list; the file (mode 0600) carries it instead.
+    """
+    import html
+    import tempfile
+    import webbrowser
+
+    fd, path = tempfile.mkstemp(prefix="engram-ui-", suffix=".html")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        target = html.escape(url, quote=True)
+        fh.write(
+            f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
+            f'<a href="{target}">Open the Engram review page</a>\n'
+        )
+    webbrowser.open(Path(path).as_uri())
+    return path
