@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,28 @@ def glob_list(value: str) -> list[str]:
 
 def truthy(value: str) -> bool:
     return value.strip().strip("\"'").lower() in ("true", "yes", "on", "1")
+
+
+def read_rule_file(
+    ws: Workspace, rel: str, res: FileResult, always: Callable[[dict[str, str]], bool]
+) -> None:
+    """A rule file with front matter (`globs`, `description`, an always-on switch), as Cursor
+    and Windsurf write them: globs become `paths:`, an always-on file's statements rules."""
+    from engram.core.importing import split_markdown
+
+    fields, body, at = front_matter(ws.read(rel))
+    pieces = split_markdown(
+        body,
+        rel,
+        first_line=at,
+        paths=glob_list(fields.get("globs", "")),
+        default_title=fields.get("description", "").strip("\"'")[:80],
+    )
+    if always(fields):
+        for p in pieces:
+            if p.type == "knowledge":
+                p.type = "rule"
+    res.pieces += pieces
 
 
 def reader(name: str) -> Any:

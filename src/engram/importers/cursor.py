@@ -8,8 +8,7 @@ single root file, plain Markdown or text.
 
 from __future__ import annotations
 
-from engram.core.importing import split_markdown
-from engram.importers import FileResult, Workspace, front_matter, glob_list, truthy
+from engram.importers import FileResult, Workspace, read_rule_file, truthy
 
 HOST = "cursor"
 
@@ -21,16 +20,4 @@ def matches(rel: str) -> bool:
 
 
 def read(ws: Workspace, rel: str, res: FileResult) -> None:
-    fields, body, at = front_matter(ws.read(rel))
-    pieces = split_markdown(
-        body,
-        rel,
-        first_line=at,
-        paths=glob_list(fields.get("globs", "")),
-        default_title=fields.get("description", "").strip("\"'")[:80],
-    )
-    if truthy(fields.get("alwaysApply", "")):
-        for p in pieces:
-            if p.type == "knowledge":
-                p.type = "rule"
-    res.pieces += pieces
+    read_rule_file(ws, rel, res, lambda fields: truthy(fields.get("alwaysApply", "")))

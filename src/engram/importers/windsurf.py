@@ -8,8 +8,7 @@ globs (carried into `paths:`), an `always_on` rule's statements become rules.
 
 from __future__ import annotations
 
-from engram.core.importing import split_markdown
-from engram.importers import FileResult, Workspace, front_matter, glob_list
+from engram.importers import FileResult, Workspace, read_rule_file
 
 HOST = "windsurf"
 
@@ -19,16 +18,6 @@ def matches(rel: str) -> bool:
 
 
 def read(ws: Workspace, rel: str, res: FileResult) -> None:
-    fields, body, at = front_matter(ws.read(rel))
-    pieces = split_markdown(
-        body,
-        rel,
-        first_line=at,
-        paths=glob_list(fields.get("globs", "")),
-        default_title=fields.get("description", "").strip("\"'")[:80],
+    read_rule_file(
+        ws, rel, res, lambda fields: fields.get("trigger", "").strip("\"'") == "always_on"
     )
-    if fields.get("trigger", "").strip("\"'") == "always_on":
-        for p in pieces:
-            if p.type == "knowledge":
-                p.type = "rule"
-    res.pieces += pieces
