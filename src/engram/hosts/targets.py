@@ -85,6 +85,14 @@ def _before_insert(doc: JsonDoc, rec: dict, keys: tuple) -> None:
             return
 
 
+def _after_removal(new: str, rec: dict) -> str | None:
+    """A text file once Engram's part is gone: a file Engram created and left empty goes."""
+    rec.pop("eol_added", None)
+    if rec.get("created") and not new.strip():
+        return None
+    return new
+
+
 def _remember(rec: dict, created: list[tuple]) -> None:
     containers = rec.setdefault("containers", [])
     for c in created:
@@ -347,10 +355,7 @@ class TextBlock(Target):
         if hosts:
             return upsert_block(text, self.style, self.body, {"hosts": ",".join(hosts)})[0]
         new = remove_block(text, self.style, added_final_newline=bool(rec.get("eol_added")))
-        rec.pop("eol_added", None)
-        if rec.get("created") and not new.strip():
-            return None
-        return new
+        return _after_removal(new, rec)
 
     def inspect(self, text: str | None) -> Inspection:
         if text is None:
@@ -534,10 +539,7 @@ class TomlServerBlock(TextBlock):
         del doc["mcp_servers"]["engram"]
         new = _cap_trailing_newlines(strip_toml_markers(tomlkit_dumps(doc)), text)
         _toml_check(new)
-        rec.pop("eol_added", None)
-        if rec.get("created") and not new.strip():
-            return None
-        return new
+        return _after_removal(new, rec)
 
     def inspect(self, text: str | None) -> Inspection:
         if text is None:
