@@ -34,7 +34,6 @@ import datetime as dt
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -102,53 +101,29 @@ def _rel_path(rel: str) -> Path:
     return Path(*p.parts)
 
 
-def _no_link(path: Path, what: str) -> None:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise EngramError(
-            f"{what} is a symbolic link; Engram never writes through a link (it could point "
-            "anywhere). Replace it with a plain file or folder, then try again",
-            code="safety.symlink",
-        )
-
-
 def _target(root: Root, rel: str) -> Path:
-    """The path of `rel` in `root`, refusing links on the way (root, folder, file)."""
-    path = root.path / _rel_path(rel)
-    _no_link(root.path, f"the memory root {root.path}")
-    if path.parent != root.path:
-        _no_link(path.parent, f"{root.scope}:{path.parent.name}/")
-    _no_link(path, f"{root.scope}:{rel}")
-    return path
+    """The path of `rel` in `root` (only the memory layout's own files)."""
+    return root.path / _rel_path(rel)
 
 
 def _current(root: Root, rel: str) -> bytes | None:
-    """The bytes of `rel` now (None if absent), without following a link."""
-    path = _target(root, rel)
+    """The bytes of `rel` now (None if absent), reached without following a link."""
+    from engram.core import store
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        return store.read_bytes(root, _target(root, rel))
     except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise EngramError(f"{root.scope}:{rel} is not a regular file", code="safety.path")
-        return fh.read()
 
 
 def _put(root: Root, rel: str, data: bytes | None) -> None:
+    """Write or remove `rel`, reached without following a link (never what one points to)."""
     from engram.core import store
 
     path = _target(root, rel)
     if data is None:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        store.remove_file(root, path)
         return
-    if path.parent != root.path:
-        path.parent.mkdir(exist_ok=True)
-        _no_link(path.parent, f"{root.scope}:{path.parent.name}/")
     store.atomic_write(path, data, root=root)
 
 
@@ -267,8 +242,6 @@ def _write_journal(root: Root, doc: dict[str, Any]) -> None:
 
     key = _journal_key()
     signed = {**doc, "mac": _journal_mac(key, doc)} if key else doc
-    root.cache_dir.mkdir(parents=True, exist_ok=True)
-    _no_link(root.cache_dir, f"{root.scope}:cache/")
     store.atomic_write(_journal_path(root), json.dumps(signed, sort_keys=True), root=root)
 
 
