@@ -124,3 +124,48 @@ def test_terminal_approval_and_injection_refused_per_file(
     assert main(["import"]) == 0
     again = capsys.readouterr().out
     assert "Nothing new to propose" in again and "Approve?" not in again
+
+
+def test_global_files_go_to_the_global_root_and_auto_memory_to_the_workspace(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".codex").mkdir()
+    (home / ".claude/CLAUDE.md").write_text("## Style\n- Prefer early returns over nesting.\n")
+    (home / ".codex/AGENTS.md").write_text("## Shell\n- Quote every shell variable expansion.\n")
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    (proj / "AGENTS.md").write_text("## Build\n- Run make check before pushing.\n")
+    key = re.sub(r"[^A-Za-z0-9]", "-", str(proj.resolve()))
+    memory = home / ".claude/projects" / key / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("# Notes\n- The integration suite needs Docker running.\n")
+    assert _run(proj, home, "init").returncode == 0
+    no_root = _run(proj, home, "import", "--global", "--propose")
+    assert no_root.returncode == 2 and "global memory root" in no_root.stderr
+    assert (
+        _run(proj, home, "config", "set", "--user", "global_path", str(home / "mem")).returncode
+        == 0
+    )
+    (home / "mem").mkdir()
+    assert _run(proj, home, "init").returncode == 0
+    bad = _run(proj, home, "import", "--global", "--scope", "workspace", "--dry-run")
+    assert bad.returncode == 2 and "global root only" in bad.stderr
+    out = _run(proj, home, "import", "--global", "--propose")
+    assert out.returncode == 0, out.stderr
+    assert "~/.claude/CLAUDE.md (claude): 1 rule" in out.stdout
+    assert "~/.codex/AGENTS.md (agents): 1 rule" in out.stdout
+    assert "make check" not in out.stdout  # the workspace's files are not user-level
+    token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    assert _run(proj, home, "commit", token, "--approve", "all").returncode == 0
+    saved = "".join(p.read_text() for p in (home / "mem/rules").glob("*.md"))
+    assert "Prefer early returns" in saved and "imported_from: ~/.codex/AGENTS.md:2" in saved
+    assert not (proj / ".agents/.engram/rules").exists() or not any(
+        (proj / ".agents/.engram/rules").glob("*early*")
+    )
+    again = _run(proj, home, "import", "--global", "--propose")
+    assert "Nothing new to propose" in again.stdout
+    local = _run(proj, home, "import", "--scope", "workspace", "--dry-run")
+    assert f"~/.claude/projects/{key}/memory/MEMORY.md (claude auto memory): 1 " in local.stdout
+    assert "needs Docker running" in local.stdout and "early returns" not in local.stdout

@@ -100,3 +100,58 @@ def test_a_link_inside_the_workspace_is_read_once(tmp_path: Path) -> None:
     (tmp_path / "linked").symlink_to(tmp_path.parent, target_is_directory=True)
     got = _by_file(tmp_path)
     assert list(got) == ["AGENTS.md"]
+
+
+def test_user_level_files_of_each_host(isolated_home: Path, monkeypatch) -> None:
+    home = isolated_home
+    _write(home, ".claude/CLAUDE.md", "## Style\n- Prefer small functions.\n@notes/extra.md\n")
+    _write(home, ".claude/notes/extra.md", "- Explain the why in commit bodies.\n")
+    _write(home, ".claude/rules/py/typing.md", "---\npaths: '**/*.py'\n---\n- Type-hint it all.\n")
+    _write(home, "codex-home/AGENTS.md", "## Shell\n- Quote every variable expansion.\n")
+    _write(home, ".gemini/GEMINI.md", "We use British spelling in prose.\n")
+    _write(home, ".codeium/windsurf/memories/global_rules.md", "Answer in English, always.\n")
+    _write(home, "Documents/Cline/Rules/git.md", "- Keep commit subjects short.\n")
+    _write(home, "AGENTS.md", "- A stray file in the home folder is not a user-level file.\n")
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex-home"))
+    got = {r.source: r for r in read_all(Workspace(home, user_level=True))}
+    assert set(got) == {
+        ".claude/CLAUDE.md",
+        ".claude/rules/py/typing.md",
+        "codex-home/AGENTS.md",
+        ".gemini/GEMINI.md",
+        ".codeium/windsurf/memories/global_rules.md",
+        "Documents/Cline/Rules/git.md",
+    }
+    claude = got[".claude/CLAUDE.md"].pieces  # type: ignore[attr-defined]
+    assert [p.text for p in claude] == [
+        "Prefer small functions.",
+        "Explain the why in commit bodies.",
+    ]
+    assert got[".claude/rules/py/typing.md"].pieces[0].paths == ["**/*.py"]  # type: ignore[attr-defined]
+    codex = got["codex-home/AGENTS.md"].pieces[0]  # type: ignore[attr-defined]
+    assert codex.paths == []  # a user-level file applies everywhere, not to its folder
+    windsurf = got[".codeium/windsurf/memories/global_rules.md"].pieces[0]  # type: ignore[attr-defined]
+    assert windsurf.type == "rule"  # global rules are always on
+    only = read_all(Workspace(home, user_level=True), ["gemini"])
+    assert [r.source for r in only] == [".gemini/GEMINI.md"]
+
+
+def test_claude_auto_memory_is_found_by_its_project_key(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    from engram.importers.claude_md import auto_memory, project_key
+
+    repo = tmp_path / "my_repo.v2"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (repo / ".git/worktrees/wt").mkdir(parents=True)
+    (wt / ".git").write_text(f"gitdir: {repo}/.git/worktrees/wt\n")
+    key = project_key(repo.resolve())
+    assert "/" not in key and "_" not in key and "." not in key and key.startswith("-")
+    assert auto_memory(repo / "sub") is None
+    memory = isolated_home / ".claude/projects" / key / "memory"
+    _write(memory, "MEMORY.md", "# Memory\n- The flaky payment test is a known race.\n")
+    assert auto_memory(repo / "sub") == (memory, "MEMORY.md")
+    assert auto_memory(wt) == (memory, "MEMORY.md")  # worktrees share the repository's memory

@@ -38,19 +38,68 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--propose", action="store_true", help="print the proposal and its approval token"
     )
     p.add_argument("--scope", choices=("workspace", "global", "both"), help="where to save")
+    p.add_argument(
+        "--global",
+        dest="user_level",
+        action="store_true",
+        help="read your user-level files (~/.claude/CLAUDE.md, ~/.codex/AGENTS.md, …) into the "
+        "global root",
+    )
     add_json_flag(p)
     p.set_defaults(func=run_import)
 
 
-def _pieces(args: argparse.Namespace, project: Any) -> tuple[list[Any], list[Any]]:
-    from engram.importers import Workspace, host_names, read_all
+def _hosts(args: argparse.Namespace) -> list[str]:
+    from engram.importers import host_names
 
     hosts = [h.strip().lower() for arg in args.hosts or [] for h in arg.split(",") if h.strip()]
     bad = [h for h in hosts if h not in host_names()]
     if bad:
         raise UsageError(f"--from {bad[0]!r} is not a host; allowed: {', '.join(host_names())}")
+    return hosts
+
+
+def _user_pieces(args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
+    """The person's user-level files (home folder), named `~/…`."""
+    from pathlib import Path
+
+    from engram.importers import Workspace, read_all
+
+    if args.paths:
+        raise UsageError("--global reads your user-level files; PATH names workspace files only")
+    ws = Workspace(Path.home(), user_level=True, label="~/")
+    results = read_all(ws, _hosts(args) or None)
+    return results, [p for r in results for p in r.pieces]
+
+
+def _auto_memory(project: Any) -> list[Any]:
+    """Claude Code's auto memory for this project, when it keeps one."""
+    from pathlib import Path
+
+    from engram.importers import Workspace, claude_md, read_one
+
+    found = claude_md.auto_memory(Path(project))
+    if found is None:
+        return []
+    folder, name = found
+    home = Path.home().resolve()
+    label = str(folder.resolve())
+    if Path(label).is_relative_to(home):
+        label = "~/" + Path(label).relative_to(home).as_posix()
+    ws = Workspace(folder, label=label + "/")
+    return [read_one(ws, claude_md, name, host="claude auto memory")]
+
+
+def _pieces(args: argparse.Namespace, project: Any) -> tuple[list[Any], list[Any]]:
+    from engram.importers import Workspace, read_all
+
+    if args.user_level:
+        return _user_pieces(args)
+    hosts = _hosts(args)
     ws = Workspace(project)
     results = read_all(ws, hosts or None)
+    if not hosts or "claude" in hosts:
+        results += _auto_memory(project)
     if args.paths:
         import os
 
@@ -115,6 +164,10 @@ def run_import(args: argparse.Namespace) -> int:
             )
         if args.json:
             raise UsageError("--json needs --propose or --dry-run (the prompt is for a person)")
+    if args.user_level:
+        if args.scope not in (None, "global"):
+            raise UsageError("--global imports your user-level files into the global root only")
+        args.scope = "global"
     roots = roots_from(args)
     project = roots.project_dir or roots.primary.path.parent.parent
     results, pieces = _pieces(args, project)

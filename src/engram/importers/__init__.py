@@ -5,6 +5,11 @@ Each module reads one host's format: `HOST` (its name for `--from`), `matches(re
 Reading goes through `Workspace`, which never follows a link out of the workspace,
 reads at most `MAX_FILE_BYTES`, and refuses binary data; a bad file becomes a
 `Problem` for that file and the rest of the import goes on. Files are only read.
+
+With `--global` the person's user-level files are read instead: each reader lists them in
+`USER_FILES` (globs relative to the home folder, from its host's documentation), read
+through a `Workspace` rooted at the home folder that lists only those files; they apply
+everywhere, so a user-level file never scopes its memories to its folder.
 """
 
 from __future__ import annotations
@@ -38,12 +43,16 @@ class Workspace:
 
     root: Path
     _files: list[str] | None = field(default=None, repr=False)
+    user_level: bool = False  # the home folder: only listed files, links are the person's own
+    label: str = ""  # how its files are named to the person, e.g. "~/"
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
 
     def files(self) -> list[str]:
         """Workspace-relative files, without VCS, dependency and tool folders (links not followed)."""
+        if self._files is None and self.user_level:
+            self._files = []
         if self._files is None:
             out: list[str] = []
             seen = 0
@@ -71,7 +80,7 @@ class Workspace:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError) as exc:
             raise Problem(f"cannot be opened ({getattr(exc, 'strerror', None) or exc})") from exc
-        if not real.is_relative_to(self.root):
+        if not self.user_level and not real.is_relative_to(self.root):
             raise Problem("is a link that leads outside the workspace; it was not followed")
         if not real.is_file():
             raise Problem("is not a regular file")
@@ -194,20 +203,57 @@ def discover(ws: Workspace, hosts: list[str] | None = None) -> list[tuple[Any, s
     return out
 
 
+def discover_user(ws: Workspace, hosts: list[str] | None = None) -> list[tuple[Any, str]]:
+    """(reader, file) for every user-level file the readers list that exists in the home folder."""
+    out: list[tuple[Any, str]] = []
+    seen: set[str] = set()
+    for mod in (reader(n) for n in READERS):
+        if hosts and mod.HOST not in hosts:
+            continue
+        for pattern in user_files(mod):
+            for path in sorted(ws.root.glob(pattern)):
+                rel = path.relative_to(ws.root).as_posix()
+                if rel in seen or not (path.is_file() or path.is_symlink()):
+                    continue
+                seen.add(rel)
+                out.append((mod, rel))
+    return out
+
+
+def user_files(mod: Any) -> list[str]:
+    """The reader's user-level files; a function of the environment for hosts that move them."""
+    files = getattr(mod, "USER_FILES", ())
+    return list(files() if callable(files) else files)
+
+
 def read_all(ws: Workspace, hosts: list[str] | None = None) -> list[FileResult]:
     """Read every discovered file; a bad file is reported and the others go on."""
     results: list[FileResult] = []
-    for mod, rel in discover(ws, hosts):
-        res = FileResult(rel, mod.HOST)
-        try:
-            mod.read(ws, rel, res)
-        except Problem as exc:
-            res.problems.append(f"{rel} {exc}")
-        results.append(res)
+    found = discover_user(ws, hosts) if ws.user_level else discover(ws, hosts)
+    for mod, rel in found:
+        results.append(read_one(ws, mod, rel))
     return results
 
 
-def subtree_globs(rel: str) -> list[str]:
-    """A nested instruction file applies to its folder: `pkg/api/AGENTS.md` → `pkg/api/**`."""
+def read_one(ws: Workspace, mod: Any, rel: str, *, host: str | None = None) -> FileResult:
+    """One file through its reader; its names carry the workspace's label (`~/…`)."""
+    res = FileResult(rel, host or mod.HOST)
+    try:
+        mod.read(ws, rel, res)
+    except Problem as exc:
+        res.problems.append(f"{rel} {exc}")
+    if ws.label:
+        res.source = ws.label + res.source
+        for p in res.pieces:
+            p.source = ws.label + p.source
+        res.problems = [ws.label + p for p in res.problems]
+    return res
+
+
+def subtree_globs(ws: Workspace, rel: str) -> list[str]:
+    """A nested instruction file applies to its folder: `pkg/api/AGENTS.md` → `pkg/api/**`.
+
+    A user-level file (`~/.codex/AGENTS.md`) applies to every project: no folder scope.
+    """
     parent = rel.rpartition("/")[0]
-    return [f"{parent}/**"] if parent else []
+    return [f"{parent}/**"] if parent and not ws.user_level else []

@@ -1,7 +1,9 @@
 """Cline rules (docs.cline.bot "Cline Rules"): a `.clinerules` file or a `.clinerules/` folder.
 
 The folder holds Markdown files (all of them active); a file may carry front matter
-`paths:` globs that scope it, carried into `paths:`.
+`paths:` globs that scope it, carried into `paths:`. Global rules live in the person's
+Cline Rules folder: `~/Documents/Cline/Rules`, on some Linux systems `~/Cline/Rules` (same
+page, "Global Rules Directory Location").
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from engram.core.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list
 
 HOST = "cline"
+USER_FILES = ("Documents/Cline/Rules/*.md", "Cline/Rules/*.md")
 
 
 def matches(rel: str) -> bool:

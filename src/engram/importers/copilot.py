@@ -2,7 +2,9 @@
 
 `.github/copilot-instructions.md` is repository-wide plain Markdown;
 `.github/instructions/*.instructions.md` are path-specific, with front matter `applyTo`
-(comma-separated globs, `**` for every file) carried into `paths:`.
+(comma-separated globs, `**` for every file) carried into `paths:`. Personal instructions
+live in the editor's settings or on github.com, not in a file of a known place, so there is
+nothing user-level to read.
 """
 
 from __future__ import annotations

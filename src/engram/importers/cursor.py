@@ -3,7 +3,8 @@
 An `.mdc` rule has front matter `description`, `globs` (comma-separated patterns, not
 YAML) and `alwaysApply`; `globs` scope it (carried into `paths:`), an `alwaysApply`
 rule is always in force, so its statements become rules. `.cursorrules` is the legacy
-single root file, plain Markdown or text.
+single root file, plain Markdown or text. Cursor's user rules are kept in its settings,
+not in a file, so there is nothing user-level to read.
 """
 
 from __future__ import annotations
