@@ -45,6 +45,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="read your user-level files (~/.claude/CLAUDE.md, ~/.codex/AGENTS.md, …) into the "
         "global root",
     )
+    p.add_argument(
+        "--replace-with-pointer",
+        action="store_true",
+        help="replace the sections whose memories were approved with a short block pointing "
+        "the host at Engram (the original is kept; --restore puts it back)",
+    )
+    p.add_argument(
+        "--restore", action="store_true", help="put back the original text of replaced files"
+    )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="with --replace-with-pointer or --restore: the diff only",
+    )
     add_json_flag(p)
     p.set_defaults(func=run_import)
 
@@ -152,6 +166,10 @@ def run_import(args: argparse.Namespace) -> int:
     from engram.core import approvals
     from engram.core.commit import content_of
 
+    if args.replace_with_pointer or args.restore:
+        return run_pointer(args)
+    if args.plan:
+        raise UsageError("--plan goes with --replace-with-pointer or --restore; use --dry-run")
     if args.dry_run and args.propose:
         raise UsageError("--dry-run proposes nothing and --propose only proposes; pick one")
     if not (args.dry_run or args.propose):
@@ -251,6 +269,108 @@ def run_import(args: argparse.Namespace) -> int:
     from engram.cli.write import _prompt_loop
 
     return _prompt_loop(roots, result, args)
+
+
+def run_pointer(args: argparse.Namespace) -> int:
+    """Replace approved sections with a pointer block (or restore the originals); --plan: diff."""
+    from engram.core.commit import content_of
+    from engram.importers import pointer
+
+    if args.replace_with_pointer and args.restore:
+        raise UsageError("--replace-with-pointer and --restore undo each other; pick one")
+    if args.dry_run or args.propose:
+        raise UsageError(
+            "--replace-with-pointer and --restore take --plan, not --dry-run/--propose"
+        )
+    roots = roots_from(args)
+    place = pointer.place_for(roots.project_dir, user_level=args.user_level)
+    if args.restore:
+        edits = pointer.plan_restore(place, [_shown(place, p) for p in args.paths])
+    else:
+        _, pieces = _pieces(args, roots.project_dir or place.base)
+        held = _held_contents(roots, [r.scope for r in roots.all])
+        ranges: dict[str, list[tuple[int, int]]] = {}
+        for piece in pieces:
+            if not args.user_level and piece.source.startswith(("~", "/")):
+                continue  # another program's file (Claude's auto memory) is left alone
+            body = _content(piece)
+            if body is not None and content_of(body).strip() in held:
+                ranges.setdefault(piece.source, []).append((piece.start, piece.end))
+        edits = pointer.plan_pointers(place, ranges)
+    if not args.plan:
+        pointer.apply(place, edits, restoring=args.restore)
+    return emit(_pointer_result(edits, args), args)
+
+
+def _shown(place: Any, path: str) -> str:
+    """A file named on the command line, as the place names it."""
+    import os
+
+    full = os.path.abspath(os.path.expanduser(path))
+    rel = os.path.relpath(full, place.base).replace(os.sep, "/")
+    if rel.startswith(".."):
+        raise UsageError(f"{path} is outside {place.base}")
+    return place.label + rel
+
+
+def _content(piece: Any) -> str | None:
+    from engram.core.candidates import make_candidate
+    from engram.core.errors import EngramError
+
+    try:
+        return make_candidate(1, type=piece.type, text=piece.text).text
+    except EngramError:
+        return None
+
+
+def _pointer_result(edits: list[Any], args: argparse.Namespace) -> Result:
+    from engram.core.results import Diagnostic
+    from engram.importers.pointer import diffs
+
+    verb = "Restored" if args.restore else "Replaced"
+    lines: list[str] = []
+    for e in edits:
+        if e.problem:
+            lines.append(f"  left as it is: {e.problem}")
+        elif e.after == e.before:
+            lines.append(f"  unchanged: {e.rel}")
+        elif args.restore:
+            lines.append(f"  {'would restore' if args.plan else 'restored'}: {e.rel}")
+        else:
+            what = "would replace" if args.plan else "replaced"
+            lines.append(f"  {what} {e.sections} approved section(s) in {e.rel}")
+    if not edits:
+        lines.append(
+            "  nothing to restore: no file has an Engram pointer"
+            if args.restore
+            else "  nothing to replace: no section left in these files is in memory (approve "
+            "an import first; sections already replaced are behind their pointer)"
+        )
+    diff = diffs(edits)
+    if args.plan:
+        lines += ["", "Plan only: nothing was written." if diff else "Plan only: no change."]
+        if diff:
+            lines.append(diff.rstrip("\n"))
+    result = Result(
+        f"{verb if not args.plan else 'Plan'}:\n" + "\n".join(lines),
+        data={
+            "plan": bool(args.plan),
+            "files": [
+                {
+                    "file": e.rel,
+                    "changed": e.after != e.before and not e.problem,
+                    "sections": e.sections,
+                    "problem": e.problem,
+                }
+                for e in edits
+            ],
+            "diff": diff,
+        },
+    )
+    for e in edits:
+        if e.problem and "changed after" in e.problem:
+            result.diagnostics.append(Diagnostic("warning", "import.pointer_edited", e.problem))
+    return result
 
 
 def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:

@@ -21,7 +21,11 @@ _BULLET = re.compile(r"^( *)[-*+][ \t]+(.*)$")
 _NUMBERED = re.compile(r"^( *)\d{1,3}[.)][ \t]+(.*)$")
 _RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_MANAGED = re.compile(r"^<!-- engram:begin\b.*?^<!-- engram:end -->[ \t]*$", re.S | re.M)
+_MANAGED = re.compile(  # `engram link`'s block and the pointer `--replace-with-pointer` writes
+    r"^<!-- engram:begin\b.*?^<!-- engram:end -->[ \t]*$"
+    r"|^<!-- engram:pointer\b.*?^<!-- engram:pointer-end -->[ \t]*$",
+    re.S | re.M,
+)
 _KNOWLEDGE = re.compile(
     r"^(?:we|the\s+\w+|this\s+(?:project|repo|repository|service|app|package))\s+"
     r"(?:use|uses|are|is|run|runs|has|have|keep|keeps|store|stores|deploy|deploys)\b",

@@ -1,0 +1,320 @@
+"""`engram import --replace-with-pointer` and `--restore`: hand imported sections to Engram.
+
+Import never changes a source file. This separate, explicit step replaces the sections
+whose memories were approved (their text is in memory now) with a short managed block that
+points the host at Engram, and keeps the file's original bytes in a backup record next to
+`engram link`'s (`cache/pointers.json` in the workspace root, or the user configuration
+folder for `--global`). `--restore` puts those bytes back exactly. It runs through the
+same primitives as `engram link`: the edit is computed in memory (so `--plan` shows the
+exact diff), written atomically under the root's lock, refused through links, and stopped
+when the file changed while it was planned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engram.core.errors import EngramError, UsageError
+from engram.hosts.files import BlockStyle, find_block, render_block, unified_diff
+
+POINTER = BlockStyle("<!-- engram:pointer", " -->", "<!-- engram:pointer-end -->")
+STATE_FILE = "pointers.json"
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def pointer_body(count: int) -> str:
+    """What the host reads instead of the sections: where they went and how to get them."""
+    return (
+        f"{count} section(s) of this file are kept in Engram memory (`.agents/.engram/`),\n"
+        "reviewed and approved there. Before working on a task, load what it needs with the\n"
+        '`engram_load` tool (or `engram load "<task>"`) and follow those memories as you\n'
+        "followed this file. `engram import --restore` puts the original text back."
+    )
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def replace_sections(text: str, ranges: list[tuple[int, int]]) -> tuple[str, int]:
+    """`text` with the lines in `ranges` (1-based, inclusive) replaced by one pointer block.
+
+    A heading whose section is left with nothing but blank lines and headings goes too; an
+    earlier pointer block is refreshed where it stands. Returns (new text, sections the
+    block now counts).
+    """
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    drop: set[int] = {i - 1 for a, b in ranges for i in range(a, b + 1) if 0 < i <= len(lines)}
+    old = find_block(text, POINTER)
+    count = len(ranges)
+    anchor = min(drop) if drop else None
+    if old is not None:
+        first = text.count("\n", 0, old.start)
+        last = text.count("\n", 0, max(old.start, old.end - 1))
+        drop |= set(range(first, last + 1))
+        anchor = first if anchor is None else min(anchor, first)
+        m = re.search(r'sections="(\d+)"', text[old.start : old.end])
+        count += int(m.group(1)) if m else 0
+    if anchor is None:
+        return text, 0
+    drop |= _emptied_headings(lines, drop)
+    out: list[str] = []
+    block = render_block(POINTER, pointer_body(count), {"sections": str(count)}, nl)
+    for i, line in enumerate(lines):
+        if i == anchor:
+            if out and out[-1].strip():
+                out.append(nl)
+            out.append(block)
+        if i in drop:
+            continue
+        if not line.strip() and (not out or not out[-1].strip()):
+            continue  # no blank runs where sections went
+        out.append(line)
+    if anchor >= len(lines):
+        out.append(block)
+    new = "".join(out)
+    if not text.endswith(("\n", "\r")):
+        new = new.rstrip("\r\n")
+    return new, count
+
+
+def _emptied_headings(lines: list[str], drop: set[int]) -> set[int]:
+    """Headings whose whole section (up to the next heading of the same or a higher level)
+    would hold only dropped lines, blanks and headings; at least one line of it dropped."""
+    heads: list[tuple[int, int]] = []
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        f = _FENCE.match(line)
+        if fence is None and f:
+            fence = f.group(1)
+        elif fence is not None and line.strip().startswith(fence):
+            fence = None
+        elif fence is None:
+            m = _HEADING.match(line)
+            if m:
+                heads.append((i, len(m.group(1))))
+    out: set[int] = set()
+    head_lines = {i for i, _ in heads}
+    for k, (i, level) in enumerate(heads):
+        end = next((j for j, lv in heads[k + 1 :] if lv <= level), len(lines))
+        body = [j for j in range(i + 1, end) if lines[j].strip() and j not in head_lines]
+        if body and all(j in drop for j in body):
+            out.add(i)
+            out |= {j for j in range(i + 1, end) if j in head_lines}
+    return out
+
+
+@dataclass
+class Edit:
+    """One source file's planned change."""
+
+    rel: str  # as the person knows it (`CLAUDE.md`, `~/.claude/CLAUDE.md`)
+    path: Path
+    before: str
+    after: str
+    sections: int = 0
+    problem: str = ""
+
+
+@dataclass
+class Place:
+    """Where the files and the backup record live: a project, or the person's home."""
+
+    base: Path
+    state: Path
+    lock_root: Path | None  # the workspace root to lock, None for the user configuration
+    label: str = ""  # prefix of the names shown for files under `base` ("~/")
+    records: dict[str, Any] = field(default_factory=dict)
+
+    def name_of(self, shown: str) -> str:
+        return shown[len(self.label) :] if self.label and shown.startswith(self.label) else shown
+
+
+def place_for(project: Path | None, *, user_level: bool) -> Place:
+    """The workspace's place (its cache folder) or, with --global, the home folder's."""
+    from engram.core.roots import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
+
+    if user_level:
+        return Place(Path.home(), user_config_dir() / STATE_FILE, None, "~/")
+    if project is None:
+        raise UsageError("--replace-with-pointer needs a workspace: run `engram init` first")
+    root = project / WORKSPACE_SUBDIR
+    return Place(project, root / CACHE_DIR / STATE_FILE, root)
+
+
+def load_records(place: Place) -> dict[str, Any]:
+    try:
+        data = json.loads(place.state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    files = data.get("files") if isinstance(data, dict) else None
+    place.records = files if isinstance(files, dict) else {}
+    return place.records
+
+
+def _linked(place: Place, path: Path) -> Path | None:
+    """The first part of `path` below `place.base` that is a symbolic link, if any."""
+    here = place.base
+    for name in path.relative_to(place.base).parts:
+        here = here / name
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return here
+        except FileNotFoundError:
+            return None
+    return None
+
+
+def _read(place: Place, rel: str) -> tuple[Path, str | None, str]:
+    """(path, text or None, problem) for a file named relative to the place."""
+    from engram.hosts.ops import read_text
+
+    path = place.base / rel
+    if ".." in Path(rel).parts or Path(rel).is_absolute():
+        return path, None, f"{rel} is outside {place.base}"
+    linked = _linked(place, path)
+    if linked is not None:
+        return (
+            path,
+            None,
+            (
+                f"{linked.relative_to(place.base).as_posix()} is a symbolic link; Engram does not "
+                "write through links; left unchanged"
+            ),
+        )
+    try:
+        text = read_text(path)
+    except (OSError, ValueError) as exc:
+        return path, None, f"{rel} cannot be read ({exc}); left unchanged"
+    if text is None:
+        return path, None, f"{rel} does not exist"
+    return path, text, ""
+
+
+def plan_pointers(place: Place, ranges_by_file: dict[str, list[tuple[int, int]]]) -> list[Edit]:
+    """The edit of every file that has approved sections (`ranges_by_file`, shown names)."""
+    edits: list[Edit] = []
+    for shown, ranges in ranges_by_file.items():
+        rel = place.name_of(shown)
+        path, text, problem = _read(place, rel)
+        if text is None:
+            edits.append(Edit(shown, path, "", "", problem=problem))
+            continue
+        after, count = replace_sections(text, sorted(set(ranges)))
+        edits.append(Edit(shown, path, text, after, count))
+    return edits
+
+
+def plan_restore(place: Place, names: list[str]) -> list[Edit]:
+    """The original bytes back for each named file (every recorded file when none is named)."""
+    records = load_records(place)
+    wanted = [place.name_of(n) for n in names] or sorted(records)
+    edits: list[Edit] = []
+    for rel in wanted:
+        shown = place.label + rel
+        rec = records.get(rel)
+        if not isinstance(rec, dict) or not isinstance(rec.get("original"), str):
+            edits.append(Edit(shown, place.base / rel, "", "", problem=f"{shown} has no pointer"))
+            continue
+        path, text, problem = _read(place, rel)
+        if problem and text is None and "does not exist" not in problem:
+            edits.append(Edit(shown, path, "", "", problem=problem))
+            continue
+        if text is not None and sha(text) != rec.get("written"):
+            edits.append(
+                Edit(
+                    shown,
+                    path,
+                    text,
+                    text,
+                    problem=f"{shown} changed after Engram wrote its pointer; restoring would lose "
+                    "those edits, so it is left as it is (the original stays in "
+                    f"{place.state}, under files.{json.dumps(rel)}.original)",
+                )
+            )
+            continue
+        edits.append(Edit(shown, path, text or "", rec["original"]))
+    return edits
+
+
+def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
+    """Write every changed file atomically under the lock, or none; then the backup record."""
+    from engram.core.store import atomic_write
+    from engram.hosts.ops import _put_back, read_text
+
+    todo = [e for e in edits if not e.problem and e.after != e.before]
+    if not todo:
+        return
+    with _locked(place):
+        records = load_records(place)
+        for e in todo:  # what the host wrote meanwhile is never overwritten
+            try:
+                now = read_text(e.path)
+            except (OSError, ValueError):
+                now = None
+            if (now or "") != e.before:
+                raise EngramError(
+                    f"{e.rel} changed while Engram was planning its edit; nothing was written; "
+                    "run the command again",
+                    code="import.file_changed",
+                )
+        done: list[Path] = []
+        originals: dict[Path, str | None] = {e.path: e.before for e in todo}
+        try:
+            for e in todo:
+                atomic_write(e.path, e.after, root=place.base if place.lock_root else None)
+                done.append(e.path)
+                rel = place.name_of(e.rel)
+                if restoring:
+                    records.pop(rel, None)
+                    continue
+                rec = records.get(rel)
+                keep = isinstance(rec, dict) and rec.get("written") == sha(e.before)
+                original = rec["original"] if keep else e.before  # type: ignore[index]
+                records[rel] = {"original": original, "written": sha(e.after)}
+            _save(place, records)
+        except OSError as exc:
+            _put_back(done, originals)
+            raise EngramError(
+                f"could not write {e.rel} ({exc.strerror or exc}); the files already written "
+                "were put back, nothing changed",
+                code="import.write_failed",
+            ) from exc
+
+
+def _save(place: Place, records: dict[str, Any]) -> None:
+    from engram.core.store import atomic_write
+
+    place.state.parent.mkdir(parents=True, exist_ok=True)
+    data = {"version": 1, "files": records}
+    atomic_write(place.state, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _locked(place: Place) -> Any:
+    """The workspace root's lock, or the user configuration's (as `engram link` takes them)."""
+    if place.lock_root is None:
+        from filelock import FileLock
+
+        place.state.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(place.state) + ".lock", timeout=30)
+    from engram.core.roots import Root
+    from engram.core.store import root_lock
+
+    return root_lock(Root(place.lock_root, "workspace"))
+
+
+def diffs(edits: list[Edit]) -> str:
+    return "".join(
+        unified_diff(e.rel, e.before, e.after)
+        for e in edits
+        if not e.problem and e.after != e.before
+    )

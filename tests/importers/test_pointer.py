@@ -1,0 +1,98 @@
+"""`engram import --replace-with-pointer` / `--restore` with the installed executable."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from engram.importers.pointer import replace_sections
+
+ENGRAM = Path(sys.executable).with_name("engram")
+GUIDE = (
+    "# Guide\r\n\r\nWe deploy with Kamal to two hosts.\r\n\r\n## Testing\r\n"
+    "- Run `pytest -q` before every push.\r\n- Never commit `.env` files.\r\n\r\n"
+    "## Release\r\n1. Bump the version.\r\n2. Tag the commit.\r\n\r\n## Notes\r\n"
+    "Ask before touching the billing code."
+)  # CRLF, no final newline: the bytes must come back exactly
+
+
+def _run(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ENGRAM_GLOBAL_DIR"}
+    return subprocess.run(
+        [str(ENGRAM), *argv], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def _approve(project: Path, numbers: str) -> None:
+    out = _run(project, "import", "--propose")
+    token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    assert _run(project, "commit", token, "--approve", numbers).returncode == 0
+
+
+def _numbers(project: Path, *titles: str) -> str:
+    out = _run(project, "import", "--dry-run").stdout
+    found = dict(re.findall(r"^(\d+)\. \[\w+\] (\S+)", out, re.M))
+    return ",".join(n for n, t in found.items() if any(t.startswith(x) for x in titles))
+
+
+def test_replace_plan_apply_again_and_restore_byte_for_byte(project: Path) -> None:
+    guide = project / "CLAUDE.md"
+    guide.write_bytes(GUIDE.encode())
+    _approve(project, _numbers(project, "run-pytest", "release"))
+    plan = _run(project, "import", "--replace-with-pointer", "--plan")
+    assert (
+        plan.returncode == 0 and "would replace 2 approved section(s) in CLAUDE.md" in plan.stdout
+    )
+    assert "-## Testing" in plan.stdout and "+<!-- engram:pointer" in plan.stdout
+    assert guide.read_bytes() == GUIDE.encode()  # --plan writes nothing
+    done = _run(project, "import", "--replace-with-pointer")
+    assert done.returncode == 0, done.stderr
+    text = guide.read_bytes().decode()
+    assert "pytest" not in text and "Bump the version" not in text and "## Release" not in text
+    assert "We deploy with Kamal" in text and "Ask before touching the billing" in text
+    assert "engram_load" in text and "\r\n" in text and "\n" not in text.replace("\r\n", "")
+    # the pointer itself is never imported, and what it replaced is not proposed again
+    assert "engram_load" not in _run(project, "import", "--dry-run").stdout
+    _approve(project, _numbers(project, "deploy-kamal"))
+    again = _run(project, "import", "--replace-with-pointer")
+    assert "replaced 3 approved section(s)" in again.stdout
+    assert "Kamal" not in guide.read_text() and guide.read_text().count("engram:pointer ") == 1
+    restored = _run(project, "import", "--restore")
+    assert restored.returncode == 0 and "restored: CLAUDE.md" in restored.stdout
+    assert guide.read_bytes() == GUIDE.encode()
+    state = json.loads((project / ".agents/.engram/cache/pointers.json").read_text())
+    assert state["files"] == {}
+
+
+def test_restore_refuses_to_lose_edits_and_links_are_refused(project: Path) -> None:
+    guide = project / "AGENTS.md"
+    guide.write_text("## Testing\n- Run the linter before pushing.\n\n## Other\nStay here.\n")
+    _approve(project, _numbers(project, "run-linter"))
+    assert _run(project, "import", "--replace-with-pointer").returncode == 0
+    edited = guide.read_text() + "- A line the person added later.\n"
+    guide.write_text(edited)
+    out = _run(project, "import", "--restore")
+    assert "changed after Engram wrote its pointer" in out.stdout + out.stderr
+    assert guide.read_text() == edited and "Traceback" not in out.stderr
+    (project / "docs").mkdir()
+    (project / "docs/real.md").write_text("## Style\n- Use tabs for Makefiles.\n")
+    (project / "CLAUDE.md").symlink_to("docs/real.md")
+    _approve(project, _numbers(project, "use-tabs"))
+    linked = _run(project, "import", "--replace-with-pointer")
+    assert "CLAUDE.md is a symbolic link" in linked.stdout
+    assert (project / "CLAUDE.md").is_symlink()
+    assert (project / "docs/real.md").read_text() == "## Style\n- Use tabs for Makefiles.\n"
+
+
+def test_replace_sections_keeps_unapproved_text_and_drops_emptied_headings() -> None:
+    text = "# A\n## B\n- one\n- two\n\n## C\n- three\n\n### D\nfour\n"
+    new, count = replace_sections(text, [(3, 4), (10, 10)])
+    assert count == 2
+    assert "## B" not in new and "### D" not in new and "## C\n- three" in new
+    assert new.startswith("# A\n\n<!-- engram:pointer")
+    same, none = replace_sections(text, [])
+    assert same == text and none == 0
