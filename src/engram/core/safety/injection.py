@@ -21,6 +21,7 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from engram.core.safety.intent import aimed_at_reader, find_intent
 from engram.core.safety.normalise import (
     folded,
     is_invisible,
@@ -37,6 +38,16 @@ EXFIL = "exfiltration request"
 BYPASS = "instruction to hide from or bypass the human"
 MARKUP = "hidden markup"
 DATA_URL = "markup that sends data out through a URL"
+_INTENT_KINDS = {
+    "override": OVERRIDE,
+    "disable_safety": "instruction to switch off a safety control",
+    "exfiltration": EXFIL,
+    "concealment": "instruction to hide from or bypass the human",
+    "grant": "grant of powers nobody gave the reader",
+    "fake_system": "text posing as a system or administrator message",
+    "hidden_instruction": "hidden text addressed to the agent",
+    "remote_exec": "download-and-run of code from outside the project",
+}
 
 
 class Refusal:
@@ -126,14 +137,16 @@ _HIDDEN_ELEMENT = lazy_compile(
     re.I | re.S,
 )
 _HIDING_ATTRS = lazy_compile(
-    r"\shidden\b|aria-hidden\s*=\s*[\"']?true|style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|"
+    r"\shidden\b|\scolor\s*=\s*[\"']?(?:#fff\b|#ffffff\b|white\b|transparent\b)|\ssize\s*=\s*[\"']?[01]\b|aria-hidden\s*=\s*[\"']?true|style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|"
     r"visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|"
     r"(?:max-)?(?:height|width)\s*:\s*0(?:px)?\s*(?:;|[\"'])|color\s*:\s*(?:transparent|white|#fff\b|#ffffff\b)|"
     r"(?:left|top|text-indent)\s*:\s*-\d{3,})",
     re.I,
 )
 _HIDING_TAGS = frozenset({"template", "noscript"})
-_MD_TARGET = lazy_compile(r"(!?)\[[^\]\n]*\]\(\s*<?([^)\s>]+)")
+# A Markdown link or image target: anything up to the closing parenthesis (placeholders
+# such as `<full diff here>` may hold spaces), without an optional "title".
+_MD_TARGET = lazy_compile(r"(!?)\[[^\]\n]*\]\(\s*([^)\s]+(?:\s+[^)\s\"']+)*)")
 _HTML_TARGET = lazy_compile(
     r"<\s*(img|a|image|source|video|audio)\b[^>]*?\b(?:src|href|srcset|poster)\s*=\s*[\"']?([^\"'\s>]+)",
     re.I,
@@ -165,8 +178,8 @@ def _url_carries_data(url: str, image: bool) -> bool:
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if _DATA_PARAM.match(name) and not re.fullmatch(r"[\w.-]{0,12}", value):
             return True
-        if len(value) >= 40:
-            return True
+        if len(value) >= 40 or re.fullmatch(r"[A-Z][A-Z_]{3,}", value):
+            return True  # a long value, or a name in capitals waiting to be filled in
     return False
 
 
@@ -377,7 +390,7 @@ _ROLE_RX = (
     r"\b(?:henceforth|hereafter),?\s+you\b",
     r"\b(?:act|behave|respond|answer|function|operate|pose)\s+as\s+(?:if\s+you|though\s+you|an?\s+(?:unrestricted|unfiltered|uncensored|evil|different|new|jailbroken|rogue|malicious|unaligned|amoral)\b|(?:the\s+)?(?:dan|root|superuser|god)\b)",
     r"\bpretend\s+(?:to\s+be|you\s+are|you'?re|that\s+you|to\s+have|you\s+have)\b",
-    r"\b(?:role-?\s?play|roleplay)\s+as\b|\bplay\s+the\s+(?:role|part)\s+of\b|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity|character)\s+of\b|\bimpersonate\b",
+    r"\b(?:role-?\s?play|roleplay)\s+as\b|\bplay\s+the\s+(?:role|part)\s+of\b|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity|character)\s+of\b|\bimpersonat\w*\s+(?:the|a|an|my|your|our)\s+(?!(?:customers?|tenants?|users?|accounts?|patients?)\b)\w+",
     r"\b(?:jailbreak|jailbroken|dan\s+mode|do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|god\s+mode)\b",
     r"\b(?:enable|enter|switch\s+(?:to|into)|activate|turn\s+on)\s+(?:the\s+)?(?:dan|developer|god|unrestricted|unfiltered|jailbreak|jailbroken|sudo|evil)\s+mode\b",
     r"\byou\s+(?:have|need)\s+no\s+(?:restrictions|rules|limits|filters|guidelines|boundaries|constraints)\b",
@@ -435,7 +448,7 @@ _SENSITIVE = (
     r"(?:\bsecrets?\b|\bcredentials?\b|\bcreds\b|\bpasswords?\b|\bpasswd\b|\btokens?\b|\bapi[\s_-]?keys?\b|"
     r"\bprivate[\s_-]?keys?\b|\bssh[\s_-]?keys?\b|\benv(?:ironment)?[\s_-]*(?:variables?|vars)\b|"
     r"(?<![\w.])\.env(?![\w-]|\.\w)|~/\.[\w./-]+|\bid_(?:rsa|ed25519|ecdsa)\b(?!\.pub)|\.pem\b|/etc/(?:passwd|shadow)|"
-    r"\.npmrc|\.netrc|\.pypirc|\bkubeconfig\b|\b[a-z0-9]+_(?:url|uri|dsn|token|key|secret|password|passwd|pass|pwd|credentials?)\b|\bhosts\.yml\b|\bcookies?\b|\bsystem\s+prompt\b|"
+    r"\.npmrc|\.netrc|\.pypirc|\bkubeconfig\b|\b(?:[a-z0-9]+_(?:dsn|token|key|secret|password|passwd|pass|pwd|credentials?)|(?:database|db|redis|mongo(?:db)?|postgres(?:ql)?|mysql|amqp|broker|webhook|sentry)_ur[li])\b|\bhosts\.yml\b|\bcookies?\b|\bsystem\s+prompt\b|"
     r"\bchat\s+history\b|\bconversation(?:\s+(?:history|summary))?\b|\b(?:copy|contents?)\s+of\s+the\s+(?:repo|repository|codebase)\b|"
     r"\.git\s+(?:directory|folder)\b|\bdatabase\s+dump\b|\bbackups?/|\*secret\*|"
     r"\bsecretos?\b|\bcredenciales\b|\bcontrasenas?\b|\bvariables\s+de\s+entorno\b|\bsegredos?\b|\bcredenciais\b|"
@@ -526,6 +539,8 @@ def _exfiltration(form: str) -> str | None:
             continue  # "the token is sent to the auth service": how things work, not a request
         if _EXFIL_NEG.search(clause, 0, first + 1) or _EXFIL_NEG.search(clause, 0, first):
             continue
+        if not aimed_at_reader(clause):
+            continue  # a description of where a system sends things, not a request
         return clause.strip()
     return None
 
@@ -605,7 +620,7 @@ _SAFETY_OFF_RX = (
     r"\b(?:hashes\.json|pending-approvals\.json)\b[^.!?;\n]{0,20}?\byourself\b|\bstraight\s+into\s+(?:rules|skills|knowledge)/",
     r"\b(?:accept|use|reuse|take|copy|pass|paste|read|find|grab)\s+(?:any\s+|the\s+|all\s+)?(?:pending\s+)?approval\s+tokens?\b",
     r"\b(?:approv\w*|accept\w*|confirm\w*|consent\w*|sign\w*)\b[^.!?;\n]{0,40}?\bon\s+(?:the\s+)?(?:user|human|owner)'?s?\s+behalf\b",
-    r"\b(?:blanket|full|unlimited|unrestricted|standing)\s+(?:permission|approval|authori[sz]ation|consent)\b|\bpre-?(?:authori[sz]ed|approved|authori[sz]ation)\b",
+    r"\b(?:blanket|unlimited|unrestricted|standing)\s+(?:permission|approval|authori[sz]ation|consent)\b|\b(?:you\s+(?:have|'ve\s+got|now\s+have)|grants?\s+you|given\s+you)\s+full\s+(?:permission|approval|authori[sz]ation|consent|access)\b|\bpre-?(?:authori[sz]ed|approved|authori[sz]ation)\b",
     r"\b(?:never|don'?t|do\s+not|no\s+need\s+to|stop)\s+(?:ask|asking|request|requesting|seek|seeking)\s+(?:\w+\s+)?(?:for\s+)?(?:approval|permission|confirmation|consent)\b",
     # approving memory writes or proposals automatically, in any order and language
     r"(?=[^.!?;\n]*\b(?:memor\w*|escrituras?|ecritures?|schreibvorg\w*|speicher\w*|proposals?|propuestas?|propostas?|"
@@ -792,9 +807,12 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
         hit = _exfiltration(form)
         if hit:
             return Refusal(EXFIL, hit[:60])
+        intent = find_intent(form)
+        if intent:
+            return Refusal(_INTENT_KINDS[intent[0]], intent[1][:60])
     if "<" in text or "]:" in text:
         for hidden in _hidden_texts(text):
-            m = _ADDRESS_RX.search(skeleton(hidden))
+            m = _ADDRESS_RX.search(skeleton(hidden)) or find_intent(skeleton(hidden), loose=True)
             if m:
                 return Refusal(MARKUP, f"hidden text addressed to the agent: {hidden.strip()[:40]}")
     m = re.search(

@@ -1,0 +1,483 @@
+"""Intent by concepts: what a clause is trying to make its reader do, in any wording.
+
+The phrase grammar in `injection` recognises the shapes attacks usually take; this
+module recognises what they *mean*, whatever the word order: a clause that sets aside
+the reader's earlier instructions names three things — an act of setting aside
+("scratch", "supersedes", "no longer binding", "lascia perdere", "当作没说过"),
+something that directs the reader (instructions, rules, what it was told) and whose
+directions they are (earlier ones, the user's, the system's). Each of those is a
+*concept*: a small set of word stems per language, matched on the normalised text
+(`normalise.skeleton`: accents, case, look-alike letters and spacing already folded).
+An intent is a conjunction of concepts inside one clause, so a paraphrase that keeps the
+meaning keeps the concepts, while an ordinary rule that shares one word ("ignore
+generated files", "rotate the signing secret") lacks the others.
+
+Clauses are cut at sentence ends only; quoted code is blanked first (a rule may quote a
+command it forbids), and a negation before the act ("never disable the scanner") turns
+an instruction into the rule that forbids it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from engram.core.safety.normalise import lazy_compile
+
+
+def _stems(words: str) -> str:
+    """One alternation of `|`-separated stems; a stem matches at a word start.
+
+    A trailing `$` makes a stem a whole word; CJK stems match anywhere (no word breaks).
+    """
+    latin: list[str] = []
+    cjk: list[str] = []
+    for w in (w.strip() for w in words.split("|")):
+        if not w:
+            continue
+        if re.search(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", w):
+            cjk.append(re.escape(w))
+        elif w.endswith("$"):
+            latin.append(re.escape(w[:-1]).replace(r"\ ", r"\s+") + r"\b")
+        else:
+            latin.append(re.escape(w).replace(r"\ ", r"\s+") + r"\w*")
+    parts = []
+    if latin:
+        parts.append(r"(?<![\w-])(?:" + "|".join(latin) + ")")
+    if cjk:
+        parts.append("(?:" + "|".join(cjk) + ")")
+    return "|".join(parts)
+
+
+# Setting aside what directs the reader.
+SET_ASIDE = _stems(
+    "ignor|disregard|forget|forgot|scratch|supersed|overrid|overrul|void$|nullif|obsolet|"
+    "not binding|no longer binding|binding anymore|no longer appl|no longer valid|no longer count|"
+    "no longer in effect|no longer matter|doesn't apply|don't apply|do not apply|does not apply|"
+    "don't count|doesn't count|do not count|cancel|revok|rescind|retract|set aside|put aside|"
+    "toss|discard|ditch|scrap$|throw out|throw away|never mind|nevermind|as if|pretend|"
+    "invalid|moot$|wipe|unlearn|leave behind|abandon|drop$|dropped|stop following|stop obeying|"
+    "stop applying|don't follow|do not follow|don't obey|do not obey|no need to follow|"
+    "free from|released from|outdated|superseded|outrank|take precedence|trump|void|null and|"
+    # es / pt / it (accents folded)
+    "olvid|descart|deja de lado|deja a un lado|dejar de lado|haz caso omiso|hagas caso|anul|sin efecto|"
+    "ya no valen|ya no aplican|ya no cuentan|ya no rigen|como si no|pasa por alto|prescind|no sigas|no obedezcas|"
+    "esquec|deixe de lado|deixa de lado|desconsider|sem efeito|como se nao|nao siga|nao obedeca|"
+    "dimentic|lascia perdere|lascia stare|metti da parte|trascur|come se non|non seguire|annull|"
+    # fr
+    "oubli|fais comme si|faites comme si|ne tiens pas compte|ne tenez pas compte|fais abstraction|"
+    "faites abstraction|passe outre|passez outre|outrepass|mets de cote|mettez de cote|laisse tomber|"
+    "laissez tomber|caduc|ne compte plus|ne comptent plus|ne s'appliquent plus|ne valent plus|"
+    # de
+    "ignorier|vergiss|vergessen|missacht|hinweg|ausser kraft|ungultig|nicht mehr gultig|"
+    "nicht mehr bindend|verwirf|verwerf|ubergeh|keine beachtung|hinfallig|spielt keine rolle|"
+    # ru / ja / zh / ko
+    "игнорир|забуд|отмен|не обращай|проигнорир|не учитыва|не следуй|"
+    "無視|忘れ|破棄|取り消|無効|撤回|なかったこと|気にしない|従わな|"
+    "忽略|无视|忘记|忘記|忘掉|不要理|不理会|不理會|抛开|拋開|丢弃|丟棄|作废|作廢|失效|当作没|當作沒|"
+    "没说过|沒說過|不算数|不算數|无效|别管|別管|不必遵守|不用遵守|不要遵守|不再遵守|"
+    "무시|잊어|잊고|따르지|무효"
+)
+# What directs the reader: instructions, rules, what it was told.
+DIRECTIVE = _stems(
+    "instruct|directive|rule$|rules$|rulebook|guideline|guidance|guardrail|brief$|briefing|prompt|"
+    "orders$|commands$|told$|taught|programming|policies|restriction|constraint|conversation|"
+    "messages$|directions$|safeguard|system message|"
+    "instruc|regla|indicacion|ordenes|directriz|directrices|norma$|normas$|pauta|restriccion|mensajes|"
+    "conversacion|regra|orientac|diretriz|diretrizes|restric|"
+    "consigne|regle$|regles$|ordre$|ordres$|indications|"
+    "anweisung|regel$|regeln$|vorgabe|richtlinie|befehl|instruktion|einschrank|"
+    "istruzion|regol|indicazion|direttiv|"
+    "инструкц|указани|правил|команд|промпт|огранич|"
+    "指示|命令|ルール|規則|指令|プロンプト|制約|ガイドライン|"
+    "指令|说明|說明|规则|规定|規定|提示|要求|设定|設定|约束|約束|限制|"
+    "지시|지침|명령|규칙|프롬프트"
+)
+# Whose: the reader's earlier directions, the user's, the system's.
+PRIOR = _stems(
+    "previous|prior$|earlier|before$|above$|preceding|foregoing|aforementioned|old$|older|original|"
+    "initial|so far|until now|up to now|thus far|hitherto|existing|standing|whatever|everything|"
+    "anything|nothing|none of|all of|your$|you were|you've been|you have been|you got|you received|"
+    "given to you|the user's|the human's|the user$|the human$|system$|"
+    "anterior|previ|de arriba|hasta ahora|antigu|original|del usuario|del sistema|tus$|sus$|"
+    "acima|ate agora|do usuario|do sistema|suas$|seus$|tuas$|teus$|"
+    "precedent|anterieur|ci-dessus|jusqu'ici|jusqu'a present|d'avant|de l'utilisateur|du systeme|tes$|vos$|"
+    "bisherig|vorherig|vorig|obig|fruher|ursprunglich|alten$|des nutzers|des benutzers|deine|ihre$|"
+    "sopra|finora|dell'utente|del sistema|tue$|tuoi$|"
+    "предыдущ|прежн|выше|ранее|свои|твои|"
+    "以前|前の|前に|上記|これまで|今まで|先ほど|最初|元の|あなたの|"
+    "之前|先前|上面|上述|此前|前面|原来|原來|原有|你的|"
+    "이전|위의|앞의|기존"
+)
+# A directive of the project, not of the reader: rules of a tool or a table.
+TECHNICAL = _stems(
+    "lint|eslint|ruff|flake8|pylint|stylelint|prettier|css|firewall|iptables|nftables|routing|alert|"
+    "alerting|validation|validator|business|naming|table|schema|migration|yaml|json|regex|rewrite|"
+    "nginx|cors|waf|ingress|security group|retention|lifecycle|branch protection|codeowners|"
+    "prometheus|recording|pricing|tax|discount|feature flag|renovate|dependabot|iam|rbac|acl|"
+    "doc$|docs$|documentation|readme|wiki|page$|guide|onboarding|runbook|handbook|manual|gitignore|editorconfig|mypy|tsconfig|babel|webpack|kube|helm|terraform|sentry|pagerduty|"
+    "cron|scheduler|queue|topic|grammar|parser|template|locale|format|formatter|config|settings|"
+    "ci$|pipeline|workflow|test$|tests$|spec$|fixture|cache|build|lockfile|product|customer|client|"
+    "tenant|api$|endpoint|app$|player|game|moderation|model's system prompt|prompt template|"
+    "prompts/|llm feature|chatbot feature"
+)
+ADDRESSEE = _stems(
+    "you$|your$|yourself|you're|you've|you'll|assistant$|assistants$|ai$|llm|claude$|gpt|"
+    "copilot$|gemini$|codex$|automated reader|tu$|usted|voce|vous$|dich$|"
+    "ты|вы|あなた|君|你|您|너|당신"
+)
+
+# Safety controls and the acts that remove them.
+CONTROL = _stems(
+    "guardrail|safeguard|safety|security check|security scan|security linter|security review|"
+    "secret scan|secret-scan|scanner|linter|pre-commit|commit hook|git hook|hooks$|branch protection|"
+    "code review|review$|reviews$|reviewer|approval|approvals|approve|confirmation|confirm|consent|"
+    "permission|sign-off|signoff|2fa$|mfa$|two-factor|signature check|signature verification|"
+    "signing|audit log|audit trail|sandbox|exfiltration check|content filter|filters$|refusal|"
+    "human review|human in the loop|checks$|check$|ci gate|status check|required check|"
+    "revision|aprobacion|aprovacao|approbation|genehmigung|freigabe|zustimmung|revision humana|"
+    "revisao|controles de seguridad|comprobacion|verificac|securite|sicherheit|sicurezza|"
+    "安全|セキュリティ|レビュー|承認|確認|审查|審查|审核|審核|批准|确认|確認|보안|검토|승인"
+)
+REMOVE = _stems(
+    "disable|disabling|turn off|turned off|switch off|deactivat|remove|bypass|circumvent|skip|"
+    "skipping|silence|mute|suppress|comment out|uninstall|weaken|lift|without|w/o|no need|"
+    "don't need|do not need|not needed|not required|no longer need|no longer required|unnecessary|"
+    "is off|are off|now off|disabled|switched off|run without|go without|force-merge|"
+    "force merge|--no-verify|admin merge|"
+    "desactiv|deshabilit|apaga|sin$|omite|omitir|saltar|salta|desliga|desativ|desabilit|sem$|pule|"
+    "pular|sans$|contourn|deaktivier|abschalt|ausschalt|umgeh|ohne$|uberspring|disattiv|disabilit|"
+    "senza|salta|無効|オフ|スキップ|省略|なしで|せず|关闭|關閉|禁用|停用|跳过|跳過|绕过|繞過|无需|無需|不需要|"
+    "비활성|끄|건너뛰|없이"
+)
+# Secrets and the places they leave through.
+SENSITIVE = _stems(
+    "credential|secret|secrets|api key|api keys|apikey|access key|private key|deploy key|ssh key|"
+    "keys$|token|tokens|password|passwd|passphrase|cookie|session id|printenv|env$|environment variables|"
+    ".env$|~/.aws|~/.ssh|~/.docker|~/.kube|~/.netrc|~/.npmrc|~/.pypirc|id_rsa|id_ed25519|"
+    "keychain|vault|kubeconfig|service account|clave|claves|contrasena|credencial|senha|chave|chaves|"
+    "cle$|cles$|mot de passe|identifiant|schlussel|passwort|zugangsdaten|chiave|chiavi|"
+    "ключ|парол|токен|鍵|キー|パスワード|トークン|秘密|密钥|密鑰|密码|密碼|令牌|凭证|憑證|키|비밀번호|토큰"
+)
+MOVE_OUT = _stems(
+    "send|sent$|post$|posting|upload|paste|attach|share|leak|email|e-mail|mail$|forward|publish|"
+    "push it to|push them to|push to a|commit them to|copy them to|copy it to|put them in|put it in|"
+    "put them into|put it into|include them in|include it in|add them to|add it to|print|echo|dump|"
+    "exfil|beacon|submit|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
+    "envia|enviar|manda|mandar|pega|pegar|publica|publicar|sube|subir|comparte|compartir|ponlas|ponlos|"
+    "copia|copiar|envoie|envoyer|colle|coller|publie|partage|schick|send|sende|hochlad|poste|teile|"
+    "veroffentlich|invia|inviare|incolla|pubblica|condividi|отправ|вставь|опубликуй|"
+    "送信|送って|貼り付け|公開|共有|送|发送|發送|发到|發到|上传|上傳|粘贴|貼上|公开|公開|分享|보내|붙여|공개"
+)
+OUTSIDE = _stems(
+    "public|publicly|external|outside|third-party|pastebin|gist|webhook|http$|https$|#general|"
+    "channel|slack|discord|telegram|issue$|bug report|comment$|pr body|pull request description|"
+    "commit message|readme|email|@|server|endpoint|url|site|domain|ngrok|requestbin|"
+    "publico|publica|publique|offentlich|pubblic|публичн|公開|公开|外部|공개"
+)
+# Hiding from the person who reviews.
+HIDE = _stems(
+    "don't mention|do not mention|never mention|don't tell|do not tell|never tell|don't report|"
+    "do not report|without telling|without mentioning|without letting|keep it quiet|keep this quiet|"
+    "keep quiet|keep the user in the dark|in the dark|out of your summary|out of the summary|"
+    "leave this out|leave it out|leave out|omit it from|omit this from|omit from|don't bring it up|"
+    "do not bring it up|doesn't notice|don't notice|won't notice|not notice|never find out|"
+    "without them knowing|behind their back|secretly|covertly|quietly|silently|stealth|"
+    "no lo menciones|no se lo digas|sin decir|sin que|sans le dire|sans que|ne le dis pas|"
+    "ne mentionne pas|nicht erwahnen|erwahne nicht|sag nicht|ohne dass|non dirlo|non menzionare|"
+    "senza che|nao mencione|nao conte|sem que|heimlich|в тайне|не говори|不要告诉|不要告訴|别告诉|"
+    "別告訴|悄悄|偷偷|暗中|黙って|こっそり|密かに|言わないで|伝えないで|말하지 마|몰래"
+)
+AUDIENCE = _stems(
+    "user|users$|human|reviewer|maintainer|owner|operator|developer|team|anyone|nobody|no one|"
+    "summary|report|changelog|log$|logs$|pr description|final answer|response|"
+    "usuario|utilisateur|nutzer|benutzer|utente|пользовател|ユーザー|利用者|用户|用戶|사용자"
+)
+# Granting the reader powers no one gave it.
+GRANT = _stems(
+    "granted|grants you|grant you|gives you|has given you|have been given|clearance|authorized to|"
+    "authorised to|allowed to|permitted to|full access|unrestricted|admin rights|root access|sudo|"
+    "elevated|superuser|god mode|developer mode|no restrictions|no limits|no refusals|no filters|"
+    "pre-approved|preapproved|already approved|already agreed|blanket|standing permission|"
+    "considered approved|consider every|consider all|treat every|treat all|"
+    "autorizado|permitido|acceso total|autorise|autorisation|berechtigt|erlaubt|autorizzato|"
+    "許可され|権限|授权|授權|权限|권한"
+)
+# Making a failing check pass by changing the check rather than the code.
+CHEAT = _stems(
+    "edit the check|edit the test|change the test|change the check|delete the check|delete the test|"
+    "rewrite the test|weaken the test|loosen the test|lower the threshold|lower the coverage|"
+    "mark it as passed|mark them as passed|mark the check|skip the failing|instead of the code|"
+    "instead of fixing the code|make the check pass|make the tests pass by"
+)
+WRITE_MEMORY = _stems(
+    "memor|proposal|proposals|pending|candidate|write them|write it|to disk|directly|"
+    "hashes.json|pending-approvals|engram"
+)
+AUTHORITY_HEAD = lazy_compile(
+    r"(?:^|\n)\s*(?:[#>*_\s]*)(?:\[\s*|<\s*|\(\s*|```\s*|\|\s*)?"
+    r"(?:system|sys|admin|administrator|root|developer|operator|security(?:\s+team)?|engram|anthropic|"
+    r"openai|google|assistant\s+config|policy|important|urgent|priority|override|notice|alert|"
+    r"sistema|systeme|systemnachricht|sistema|システム|系统|系統|시스템)"
+    r"(?:[\s_-]*(?:notice|message|note|update|override|alert|directive|instruction|prompt|policy|"
+    r"change|config|mode|priority)s?){0,2}\s*(?:[\]>):|]|\(|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_NEGATED = lazy_compile(
+    r"(?:\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|cannot|can'?t|should\s+not|shouldn'?t|"
+    r"not\s+allowed\s+to|forbidden\s+to|avoid|nunca|jamas|jamais|niemals|nie|no\s+(?:debes|se\s+debe)|"
+    r"ne\s+(?:jamais|pas)|nicht|non|nao)\b|不要|禁止|しないで|してはいけない|하지\s*마)[^.!?;]{0,60}$"
+)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> dict[str, re.Pattern[str]]:
+    names = {
+        "set_aside": SET_ASIDE,
+        "directive": DIRECTIVE,
+        "prior": PRIOR,
+        "technical": TECHNICAL,
+        "addressee": ADDRESSEE,
+        "control": CONTROL,
+        "remove": REMOVE,
+        "sensitive": SENSITIVE,
+        "move_out": MOVE_OUT,
+        "outside": OUTSIDE,
+        "hide": HIDE,
+        "audience": AUDIENCE,
+        "grant": GRANT,
+        "write_memory": WRITE_MEMORY,
+        "cheat": CHEAT,
+    }
+    return {k: re.compile(v) for k, v in names.items()}
+
+
+_OWN_WORK = lazy_compile(
+    r"\b(?:you|your|this\s+(?:step|note|change|file|line|instruction|message|comment)|these\s+"
+    r"(?:steps|changes|instructions)|what\s+you|the\s+files?\s+you|it|them|that\s+you)\b"
+    r"|このこと|これ|这|這|此"
+)
+
+
+def _about_own_work(clause: str) -> bool:
+    return _OWN_WORK.search(clause) is not None
+
+
+def _negated(clause: str, at: int) -> bool:
+    return _NEGATED.search(clause, 0, at) is not None
+
+
+# The verbs an instruction opens on, per language (imperative forms, whole words).
+_VERB = _stems(
+    "add$|attach|bootstrap|collect|commit$|copy|delete|deploy|disable|download|drop$|dump|edit|"
+    "email|execute|export|fetch|forward|gather|get$|go$|grab|include|install|leave|keep|mail$|"
+    "merge|move|paste|post$|print|publish|push|put$|read$|remove|replace|run$|send|share|ship|"
+    "silence|skip|store|switch|take|turn|upload|write|approve|accept|consider|treat|bypass|"
+    "ignore|forget|mute|suppress|comment$|uninstall|mark|force|proceed|continue|release|apply|"
+    "pipe|curl|wget|cat$|echo|behave|act$|pretend|answer|respond|reply|output|reveal|show|"
+    "tell|quote|repeat|dump|give|make|set$|change|update|override|use$|stop|start|enable|"
+    "copia|envia|manda|pega|publica|sube|comparte|pon$|ponlas|ponlos|borra|desactiva|ignora|olvida|"
+    "salta|omite|agrega|anade|ejecuta|descarga|instala|haz$|deja|guarda|escribe|aprueba|acepta|usa$|"
+    "lee$|toma|copie|envie|mande|cole$|publique|suba|compartilhe|coloque|ponha|apague|desative|"
+    "ignore|esqueca|pule|adicione|execute|baixe|instale|faca|deixe|grave|escreva|aprove|aceite|"
+    "leia|pegue|envoie|colle|publie|partage|mets|supprime|desactive|oublie|saute|ajoute|execute|"
+    "telecharge|installe|fais|laisse|ecris|approuve|accepte|utilise|lis$|prends|kopiere|schicke|"
+    "sende|fuge|veroffentliche|teile|lege|losche|deaktiviere|ignoriere|vergiss|uberspringe|fuhre|"
+    "lade|installiere|mach|lass|schreibe|genehmige|akzeptiere|nutze|verwende|lies|nimm|setz|"
+    "invia|incolla|pubblica|condividi|metti|cancella|disattiva|dimentica|aggiungi|esegui|scarica|"
+    "installa|fai$|lascia|scrivi|approva|accetta|leggi|prendi|encode|base64-encode|scp|rsync|open|"
+    "submit|sign|fill|append|muestra|imprime|imprima|affiche|gib|schick|zeig|sende|mostra|stampa|"
+    "envoyez|copiez|collez|affichez|publiez".replace("$", "").replace("|", "$|")
+    + "$"
+)
+_LEAD = lazy_compile(
+    r"^[\s\-*>•\d.)]*(?:[a-z]+(?:\s[a-z]+)?:\s+)?(?:(?:please|just|also|then|now|and|so|simply|"
+    r"quietly|silently|secretly|discreetly|always|immediately|first|feel\s+free\s+to|go\s+ahead\s+and|"
+    r"por\s+favor|s'il\s+te\s+plait|bitte|per\s+favore|tambien|aussi|auch|anche|luego|puis|dann|"
+    r"poi|depois|ensuite)[\s,]+)*"
+)
+_VERB_AT = lazy_compile(r"(?:" + _VERB + r")")
+_SIE = lazy_compile(r"^\w+en\s+sie\b")
+_YOU_MAY = lazy_compile(
+    r"\b(?:you|u)\s+(?:can|may|should|must|are\s+(?:allowed|free|permitted|cleared)\s+to|"
+    r"(?:do\s+not|don'?t|no\s+longer|won'?t|never)\s+need|needn'?t|have\s+(?:clearance|permission)|"
+    r"are\s+(?:now\s+)?(?:authori[sz]ed|cleared))\b|\bno\s+need\s+(?:for\s+you\s+)?to\b|"
+    r"\b(?:tu|usted|voce|vous|du)\s+(?:puedes|puede|pode|podes|peux|pouvez|kannst|darfst|no\s+necesitas|"
+    r"nao\s+precisa|n'as\s+pas\s+besoin|brauchst\s+nicht)\b"
+)
+_SUBORDINATE = lazy_compile(
+    r"^[\s\-*>•]*(?:when|whenever|if|unless|before|after|once|while|until|because|since|cuando|si|"
+    r"quand|wenn|falls|se|quando)\b"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def main_clause(clause: str) -> str:
+    """The clause without an opening subordinate ("when you finish, send …" → "send …");
+    empty when the subordinate has no main clause after it."""
+    sub = _SUBORDINATE.match(clause)
+    if not sub:
+        return clause
+    comma = clause.find(",", sub.end())
+    return clause[comma + 1 :] if comma >= 0 else ""
+
+
+def aimed_at_reader(clause: str) -> bool:
+    """Whether a clause tells its reader to act: it opens on a verb (after bullets, a short
+    label and softeners), or says what "you" may or need not do. Descriptions of a system
+    ("the service sends the token to …", "no merge without approval") are not aimed."""
+    if _CJK.search(clause) or re.search(r"[\u0400-\u04ff]", clause):
+        return True  # no reliable verb position to look for; the other concepts decide
+    if _SUBORDINATE.match(clause):
+        clause = main_clause(clause)
+        if not clause:
+            return False
+    rest = clause[_LEAD.match(clause).end() :]
+    if _VERB_AT.match(rest) or _SIE.match(rest):
+        return True
+    return _YOU_MAY.search(clause) is not None
+
+
+_USER_OBJECT = lazy_compile(
+    r"\b(?:ignore|disregard|overrule|override|forget)\s+(?:the|your)\s+(?:user|human|owner|operator|"
+    r"developer|reviewer|requester)s?\b(?!\s*(?:-|_)?(?:agent|id|name|table|input|model|interface|"
+    r"experience|data|locale|settings?|timezone|record|object|session|role|type)s?\b)"
+)
+
+
+def clause_intent(clause: str, before: str = "") -> tuple[str, str] | None:
+    """(intent, evidence) for one normalised clause (and the one before it), or None."""
+    c = _compiled()
+    found = {k: rx.search(clause) for k, rx in c.items()}
+
+    def has(*names: str) -> bool:
+        return all(found[n] for n in names)
+
+    if has("set_aside", "directive", "prior"):
+        d = found["directive"]
+        owned = found["addressee"] or re.search(r"\b(?:the\s+)?(?:user|human|system)'?s?\b", clause)
+        if (not found["technical"] or owned) and not _negated(clause, found["set_aside"].start()):
+            return "override", f"{found['set_aside'].group(0)} … {d.group(0)}"
+    m = _USER_OBJECT.search(clause)
+    if m and not _negated(clause, m.start()):
+        return "override", m.group(0)
+    aimed = aimed_at_reader(clause)
+    clause = main_clause(clause) if not _CJK.search(clause) else clause
+    found = {k: rx.search(clause) for k, rx in c.items()}
+    control = found["control"] or (
+        re.search(r"\b(?:them|it|those|these)\b", clause) and c["control"].search(before)
+    )
+    if found["cheat"] and aimed and not _negated(clause, found["cheat"].start()):
+        return "disable_safety", found["cheat"].group(0)
+    if found["remove"] and control and aimed:
+        r = found["remove"]
+        if not _negated(clause, r.start()):
+            return "disable_safety", f"{r.group(0)} … {control.group(0)}"
+    if has("sensitive", "move_out") and (found["outside"] or found["hide"]) and aimed:
+        m = found["move_out"]
+        if not _negated(clause, min(m.start(), found["sensitive"].start())):
+            return "exfiltration", f"{m.group(0)} … {found['sensitive'].group(0)}"
+    if has("hide") and (found["audience"] or found["addressee"]) and aimed:
+        h = found["hide"]
+        told_users = re.match(
+            r"\s*(?:never|don'?t|do\s+not)\s+\w+\s+(?:the\s+)?(?:users?|customers?|patients?)\s+"
+            r"(?:their|that|whether|if|about\s+their)\b",
+            clause[h.start() :],
+        )
+        if not told_users and _about_own_work(clause):
+            return "concealment", h.group(0)
+    if found["grant"] and (aimed or found["addressee"]):
+        g = found["grant"]
+        if not _negated(clause, g.start()) and (
+            found["addressee"] or found["write_memory"] or aimed
+        ):
+            return "grant", g.group(0)
+    return None
+
+
+# Installers documented by the tools themselves, on their own domains: piping these into a
+# shell is what the tools' docs say to do. Anything else fetched and executed is refused.
+_OFFICIAL_INSTALLERS = frozenset(
+    "astral.sh sh.rustup.rs get.docker.com deno.land bun.sh get.pnpm.io install.python-poetry.org "
+    "pyenv.run get.sdkman.io brew.sh starship.rs get.helm.sh tailscale.com ollama.com mise.run "
+    "get.volta.sh install.determinate.systems get.k3s.io fnm.vercel.app foundry.paradigm.xyz "
+    "nixos.org sh.vector.dev claude.ai opencode.ai cli.moonrepo.dev get.jetify.com "
+    "raw.githubusercontent.com/homebrew raw.githubusercontent.com/nvm-sh".split()
+)
+_URL = re.compile(r"\b(https?|ftp)://([^/\s'\"`)]+)(/[^\s'\"`)]*)?", re.I)
+_FETCH_RUN = lazy_compile(
+    r"\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^|\n;]{0,240}?\|\s*"
+    r"(?:sudo\s+(?:-\w+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python\d?|perl|ruby|node|iex|invoke-expression)\b|"
+    r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b|"
+    r"\b(?:download|fetch|get|grab|descarga|baixe|telecharge|lade|scarica)\b[^;\n]{0,120}?"
+    r"(?:chmod\s+\+?[0-7x]+|\b(?:run|execute|launch|start|ejecuta|execute|lance|fuhre|esegui)\b)"
+)
+_UNREVIEWED = lazy_compile(
+    r"\b(?:no\s+need\s+to\s+(?:inspect|read|review|check|look)|without\s+(?:reading|reviewing|"
+    r"inspecting|checking|looking)|(?:don'?t|do\s+not)\s+(?:inspect|read|review|check)\s+it|"
+    r"as\s+root|with\s+sudo|sudo\s+\./)"
+)
+
+
+def _remote_exec(form: str) -> str | None:
+    """A fetch whose result is executed, from a host that is not the tool's own installer."""
+    m = _FETCH_RUN.search(form)
+    if not m:
+        return None
+    line_start = form.rfind("\n", 0, m.start()) + 1
+    line_end = form.find("\n", m.end())
+    line = form[line_start : line_end if line_end >= 0 else len(form)]
+    if _negated(line, m.start() - line_start) or re.search(r"\bnever\s+pipe\b", line):
+        return None
+    urls = list(_URL.finditer(line))
+    for u in urls:
+        host, path = u.group(2).lower(), (u.group(3) or "").lower()
+        official = host in _OFFICIAL_INSTALLERS or any(
+            (host + path).startswith(o) for o in _OFFICIAL_INSTALLERS if "/" in o
+        )
+        if u.group(1).lower() != "https" or re.fullmatch(r"[\d.:]+", host) or not official:
+            return m.group(0)[:60]
+    if not urls and _UNREVIEWED.search(line):
+        return m.group(0)[:60]
+    if urls and _UNREVIEWED.search(line) and "sudo" not in line:
+        return m.group(0)[:60]
+    return None
+
+
+def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
+    """The first (intent, evidence) in normalised `form`, clause by clause.
+
+    `loose` is for text a renderer hides (comments, alt text): there any authority head
+    or concept of power is enough, since nothing hidden has a reason to direct the reader.
+    """
+    hit = _remote_exec(form)
+    if hit:
+        return "remote_exec", hit
+    blanked = _CODE.sub(lambda m: " " * len(m.group(0)), form)
+    before = ""
+    for clause in _CLAUSE_END.split(blanked):
+        if len(clause.strip()) < 6:
+            continue
+        hit = clause_intent(clause, before)
+        if hit:
+            return hit
+        before = clause
+    head = AUTHORITY_HEAD.search(form)
+    if head:
+        rest = form[head.end() :]
+        c = _compiled()
+        for name in ("grant", "control", "set_aside", "write_memory"):
+            m = c[name].search(rest)
+            if m:
+                return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
+    if loose:
+        c = _compiled()
+        if c["addressee"].search(blanked) and re.search(
+            r"\b(?:add|replace|delete|remove|run|write|change|insert|create|push|merge|send|"
+            r"approve|commit|install|download)\b",
+            blanked,
+        ):
+            return "hidden_instruction", blanked.strip()[:50]
+    return None
