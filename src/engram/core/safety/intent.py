@@ -50,7 +50,7 @@ def _stems(words: str) -> str:
 
 
 # Setting aside what directs the reader.
-SET_ASIDE = _stems(
+SET_ASIDE = (
     "ignor|disregard|forget|forgot|scratch|supersed|overrid|overrul|void$|nullif|obsolet|"
     "not binding|no longer binding|binding anymore|no longer appl|no longer valid|no longer count|"
     "no longer in effect|no longer matter|doesn't apply|don't apply|do not apply|does not apply|"
@@ -79,7 +79,7 @@ SET_ASIDE = _stems(
     "무시|잊어|잊고|따르지|무효"
 )
 # What directs the reader: instructions, rules, what it was told.
-DIRECTIVE = _stems(
+DIRECTIVE = (
     "instruct|directive|rule$|rules$|rulebook|guideline|guidance|guardrail|brief$|briefing|prompt|"
     "orders$|commands$|told$|taught|programming|policies|restriction|constraint|conversation|"
     "messages$|directions$|safeguard|system message|"
@@ -94,7 +94,7 @@ DIRECTIVE = _stems(
     "지시|지침|명령|규칙|프롬프트"
 )
 # Whose: the reader's earlier directions, the user's, the system's.
-PRIOR = _stems(
+PRIOR = (
     "previous|prior$|earlier|before$|above$|preceding|foregoing|aforementioned|old$|older|original|"
     "initial|so far|until now|up to now|thus far|hitherto|existing|standing|whatever|everything|"
     "anything|nothing|none of|all of|your$|you were|you've been|you have been|you got|you received|"
@@ -110,7 +110,7 @@ PRIOR = _stems(
     "이전|위의|앞의|기존"
 )
 # A directive of the project, not of the reader: rules of a tool or a table.
-TECHNICAL = _stems(
+TECHNICAL = (
     "lint|eslint|ruff|flake8|pylint|stylelint|prettier|css|firewall|iptables|nftables|routing|alert|"
     "alerting|validation|validator|business|naming|table|schema|migration|yaml|json|regex|rewrite|"
     "nginx|cors|waf|ingress|security group|retention|lifecycle|branch protection|codeowners|"
@@ -121,14 +121,14 @@ TECHNICAL = _stems(
     "tenant|api$|endpoint|app$|player|game|moderation|model's system prompt|prompt template|"
     "prompts/|llm feature|chatbot feature"
 )
-ADDRESSEE = _stems(
+ADDRESSEE = (
     "you$|your$|yourself|you're|you've|you'll|assistant$|assistants$|ai$|llm|claude$|gpt|"
     "copilot$|gemini$|codex$|automated reader|tu$|usted|voce|vous$|dich$|"
     "ты|вы|あなた|君|你|您|너|당신"
 )
 
 # Safety controls and the acts that remove them.
-CONTROL = _stems(
+CONTROL = (
     "guardrail|safeguard|safety|security check|security scan|security linter|security review|"
     "secret scan|secret-scan|scanner|linter|pre-commit|commit hook|git hook|hooks$|branch protection|"
     "code review|review$|reviews$|reviewer|approval|approvals|approve|confirmation|confirm|consent|"
@@ -139,7 +139,7 @@ CONTROL = _stems(
     "revisao|controles de seguridad|comprobacion|verificac|securite|sicherheit|sicurezza|"
     "安全|セキュリティ|レビュー|承認|確認|审查|審查|审核|審核|批准|确认|確認|보안|검토|승인"
 )
-REMOVE = _stems(
+REMOVE = (
     "disable|disabling|turn off|turned off|switch off|deactivat|remove|bypass|circumvent|skip|"
     "skipping|silence|mute|suppress|comment out|uninstall|weaken|lift|without|w/o|no need|"
     "don't need|do not need|not needed|not required|no longer need|no longer required|unnecessary|"
@@ -151,7 +151,7 @@ REMOVE = _stems(
     "비활성|끄|건너뛰|없이"
 )
 # Secrets and the places they leave through.
-SENSITIVE = _stems(
+SENSITIVE = (
     "credential|secret|secrets|api key|api keys|apikey|access key|private key|deploy key|ssh key|"
     "keys$|token|tokens|password|passwd|passphrase|cookie|session id|printenv|env$|environment variables|"
     ".env$|~/.aws|~/.ssh|~/.docker|~/.kube|~/.netrc|~/.npmrc|~/.pypirc|id_rsa|id_ed25519|"
@@ -159,7 +159,7 @@ SENSITIVE = _stems(
     "cle$|cles$|mot de passe|identifiant|schlussel|passwort|zugangsdaten|chiave|chiavi|"
     "ключ|парол|токен|鍵|キー|パスワード|トークン|秘密|密钥|密鑰|密码|密碼|令牌|凭证|憑證|키|비밀번호|토큰"
 )
-MOVE_OUT = _stems(
+MOVE_OUT = (
     "send|sent$|post$|posting|upload|paste|attach|share|leak|email|e-mail|mail$|forward|publish|"
     "push it to|push them to|push to a|commit them to|copy them to|copy it to|put them in|put it in|"
     "put them into|put it into|include them in|include it in|add them to|add it to|print|echo|dump|"
@@ -169,14 +169,14 @@ MOVE_OUT = _stems(
     "veroffentlich|invia|inviare|incolla|pubblica|condividi|отправ|вставь|опубликуй|"
     "送信|送って|貼り付け|公開|共有|送|发送|發送|发到|發到|上传|上傳|粘贴|貼上|公开|公開|分享|보내|붙여|공개"
 )
-OUTSIDE = _stems(
+OUTSIDE = (
     "public|publicly|external|outside|third-party|pastebin|gist|webhook|http$|https$|#general|"
     "channel|slack|discord|telegram|issue$|bug report|comment$|pr body|pull request description|"
     "commit message|readme|email|@|server|endpoint|url|site|domain|ngrok|requestbin|"
     "publico|publica|publique|offentlich|pubblic|публичн|公開|公开|外部|공개"
 )
 # Hiding from the person who reviews.
-HIDE = _stems(
+HIDE = (
     "don't mention|do not mention|never mention|don't tell|do not tell|never tell|don't report|"
     "do not report|without telling|without mentioning|without letting|keep it quiet|keep this quiet|"
     "keep quiet|keep the user in the dark|in the dark|out of your summary|out of the summary|"
@@ -188,13 +188,13 @@ HIDE = _stems(
     "senza che|nao mencione|nao conte|sem que|heimlich|в тайне|не говори|不要告诉|不要告訴|别告诉|"
     "別告訴|悄悄|偷偷|暗中|黙って|こっそり|密かに|言わないで|伝えないで|말하지 마|몰래"
 )
-AUDIENCE = _stems(
+AUDIENCE = (
     "user|users$|human|reviewer|maintainer|owner|operator|developer|team|anyone|nobody|no one|"
     "summary|report|changelog|log$|logs$|pr description|final answer|response|"
     "usuario|utilisateur|nutzer|benutzer|utente|пользовател|ユーザー|利用者|用户|用戶|사용자"
 )
 # Granting the reader powers no one gave it.
-GRANT = _stems(
+GRANT = (
     "granted|grants you|grant you|gives you|has given you|have been given|clearance|authorized to|"
     "authorised to|allowed to|permitted to|full access|unrestricted|admin rights|root access|sudo|"
     "elevated|superuser|god mode|developer mode|no restrictions|no limits|no refusals|no filters|"
@@ -204,13 +204,13 @@ GRANT = _stems(
     "許可され|権限|授权|授權|权限|권한"
 )
 # Making a failing check pass by changing the check rather than the code.
-CHEAT = _stems(
+CHEAT = (
     "edit the check|edit the test|change the test|change the check|delete the check|delete the test|"
     "rewrite the test|weaken the test|loosen the test|lower the threshold|lower the coverage|"
     "mark it as passed|mark them as passed|mark the check|skip the failing|instead of the code|"
     "instead of fixing the code|make the check pass|make the tests pass by"
 )
-WRITE_MEMORY = _stems(
+WRITE_MEMORY = (
     "memor|proposal|proposals|pending|candidate|write them|write it|to disk|directly|"
     "hashes.json|pending-approvals|engram"
 )
@@ -223,8 +223,8 @@ AUTHORITY_HEAD = lazy_compile(
     r"change|config|mode|priority)s?){0,2}\s*(?:[\]>):|]|\(|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
     re.I,
 )
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_CLAUSE_END = lazy_compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
+_CODE = lazy_compile(r"```.*?```|`[^`\n]*`", re.S)
 _NEGATED = lazy_compile(
     r"(?:\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|cannot|can'?t|should\s+not|shouldn'?t|"
     r"not\s+allowed\s+to|forbidden\s+to|avoid|nunca|jamas|jamais|niemals|nie|no\s+(?:debes|se\s+debe)|"
@@ -251,7 +251,7 @@ def _compiled() -> dict[str, re.Pattern[str]]:
         "write_memory": WRITE_MEMORY,
         "cheat": CHEAT,
     }
-    return {k: re.compile(v) for k, v in names.items()}
+    return {k: re.compile(_stems(v)) for k, v in names.items()}
 
 
 _OWN_WORK = lazy_compile(
@@ -270,7 +270,7 @@ def _negated(clause: str, at: int) -> bool:
 
 
 # The verbs an instruction opens on, per language (imperative forms, whole words).
-_VERB = _stems(
+_VERB_WORDS = (
     "add$|attach|bootstrap|collect|commit$|copy|delete|deploy|disable|download|drop$|dump|edit|"
     "email|execute|export|fetch|forward|gather|get$|go$|grab|include|install|leave|keep|mail$|"
     "merge|move|paste|post$|print|publish|push|put$|read$|remove|replace|run$|send|share|ship|"
@@ -298,7 +298,13 @@ _LEAD = lazy_compile(
     r"por\s+favor|s'il\s+te\s+plait|bitte|per\s+favore|tambien|aussi|auch|anche|luego|puis|dann|"
     r"poi|depois|ensuite)[\s,]+)*"
 )
-_VERB_AT = lazy_compile(r"(?:" + _VERB + r")")
+
+
+@lru_cache(maxsize=1)
+def _verb_at() -> re.Pattern[str]:
+    return re.compile(_stems(_VERB_WORDS))
+
+
 _SIE = lazy_compile(r"^\w+en\s+sie\b")
 _YOU_MAY = lazy_compile(
     r"\b(?:you|u)\s+(?:can|may|should|must|are\s+(?:allowed|free|permitted|cleared)\s+to|"
@@ -311,7 +317,7 @@ _SUBORDINATE = lazy_compile(
     r"^[\s\-*>•]*(?:when|whenever|if|unless|before|after|once|while|until|because|since|cuando|si|"
     r"quand|wenn|falls|se|quando)\b"
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def main_clause(clause: str) -> str:
@@ -335,7 +341,7 @@ def aimed_at_reader(clause: str) -> bool:
         if not clause:
             return False
     rest = clause[_LEAD.match(clause).end() :]
-    if _VERB_AT.match(rest) or _SIE.match(rest):
+    if _verb_at().match(rest) or _SIE.match(rest):
         return True
     return _YOU_MAY.search(clause) is not None
 
@@ -406,7 +412,7 @@ _OFFICIAL_INSTALLERS = frozenset(
     "nixos.org sh.vector.dev claude.ai opencode.ai cli.moonrepo.dev get.jetify.com "
     "raw.githubusercontent.com/homebrew raw.githubusercontent.com/nvm-sh".split()
 )
-_URL = re.compile(r"\b(https?|ftp)://([^/\s'\"`)]+)(/[^\s'\"`)]*)?", re.I)
+_URL = lazy_compile(r"\b(https?|ftp)://([^/\s'\"`)]+)(/[^\s'\"`)]*)?", re.I)
 _FETCH_RUN = lazy_compile(
     r"\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^|\n;]{0,240}?\|\s*"
     r"(?:sudo\s+(?:-\w+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python\d?|perl|ruby|node|iex|invoke-expression)\b|"
