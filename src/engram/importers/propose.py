@@ -1,0 +1,286 @@
+"""The import proposal: instruction files read, split, judged and proposed in one go.
+
+Shared by `engram import` and the `engram_import` MCP tool, so a proposal made either way
+is reviewed and approved like a save (terminal prompt, `engram commit TOKEN`, the MCP
+approval dialog or `engram_commit`). Files are only read. Candidates that duplicate memory
+already there (a second import) are left out, so importing the same files again proposes
+nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from engram.core.errors import SafetyError, UsageError
+from engram.core.results import Result
+
+MAX_PER_PROPOSAL = 50  # engram.core.candidates.MAX_CANDIDATES
+
+
+@dataclass
+class ImportRequest:
+    """What to import: hosts (`--from`), workspace-relative paths, target scope, user level."""
+
+    hosts: list[str] | None = None
+    paths: list[str] | None = None
+    scope: str | None = None
+    user_level: bool = False
+    dry_run: bool = False
+
+
+def _hosts(req: ImportRequest) -> list[str]:
+    from engram.importers import host_names
+
+    hosts = [h.strip().lower() for arg in req.hosts or [] for h in arg.split(",") if h.strip()]
+    bad = [h for h in hosts if h not in host_names()]
+    if bad:
+        raise UsageError(f"--from {bad[0]!r} is not a host; allowed: {', '.join(host_names())}")
+    return hosts
+
+
+def _user_pieces(req: ImportRequest) -> tuple[list[Any], list[Any]]:
+    """The person's user-level files (home folder), named `~/…`."""
+    from pathlib import Path
+
+    from engram.importers import Workspace, read_all
+
+    if req.paths:
+        raise UsageError("--global reads your user-level files; PATH names workspace files only")
+    ws = Workspace(Path.home(), user_level=True, label="~/")
+    results = read_all(ws, _hosts(req) or None)
+    return results, [p for r in results for p in r.pieces]
+
+
+def _auto_memory(project: Any) -> list[Any]:
+    """Claude Code's auto memory for this project, when it keeps one."""
+    from pathlib import Path
+
+    from engram.importers import Workspace, claude_md, read_one
+
+    found = claude_md.auto_memory(Path(project))
+    if found is None:
+        return []
+    folder, name = found
+    home = Path.home().resolve()
+    label = str(folder.resolve())
+    if Path(label).is_relative_to(home):
+        label = "~/" + Path(label).relative_to(home).as_posix()
+    ws = Workspace(folder, label=label + "/")
+    return [read_one(ws, claude_md, name, host="claude auto memory")]
+
+
+def read_pieces(req: ImportRequest, project: Any) -> tuple[list[Any], list[Any]]:
+    from engram.importers import Workspace, read_all
+
+    if req.user_level:
+        return _user_pieces(req)
+    hosts = _hosts(req)
+    ws = Workspace(project)
+    results = read_all(ws, hosts or None)
+    if not hosts or "claude" in hosts:
+        results += _auto_memory(project)
+    if req.paths is not None:
+        wanted = req.paths
+        results = [
+            r
+            for r in results
+            if any(w == "." or r.source == w or r.source.startswith(w + "/") for w in wanted)
+        ]
+    return results, [p for r in results for p in r.pieces]
+
+
+def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]], list[str]]:
+    from engram.core.candidates import make_candidate
+    from engram.core.errors import EngramError
+
+    cands, extra, bad = [], {}, []
+    for piece in pieces:
+        n = len(cands) + 1
+        try:
+            cands.append(make_candidate(n, type=piece.type, text=piece.text))
+        except EngramError as exc:
+            bad.append(f"{piece.imported_from}: {exc.message}")
+            continue
+        cands[-1].line = piece.start
+        extra[n] = {"title": piece.title[:120], "import": _fields(piece)}
+    return cands, extra, bad
+
+
+def _preferred_id(title: str, cand: Any) -> str:
+    """A procedure is named by its heading (`release`), other memories by their words."""
+    from engram.core.candidates import slugify
+
+    return slugify(title) if cand.type == "skill" and title else slugify(cand.text)
+
+
+def _fields(piece: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"tags": piece.tags, "imported_from": piece.imported_from}
+    if piece.paths:
+        out["paths"] = piece.paths
+    return out
+
+
+def propose_import(roots: Any, req: ImportRequest) -> Result:
+    """Read, split and judge; with `req.dry_run` only preview, else store one proposal.
+
+    The result carries `approval_token` when a proposal was stored (approve it with the
+    terminal prompt, `engram commit`, or the MCP approval tools); otherwise it says why
+    nothing was proposed.
+    """
+    from engram.core import approvals
+    from engram.core.commit import content_of
+
+    scope = req.scope
+    if req.user_level:
+        if scope not in (None, "global"):
+            raise UsageError("--global imports your user-level files into the global root only")
+        scope = "global"
+    project = roots.project_dir or roots.primary.path.parent.parent
+    results, pieces = read_pieces(req, project)
+    cands, extra, bad = _candidates(pieces)
+    ok_pieces = [p for p in pieces if not any(b.startswith(p.imported_from + ":") for b in bad)]
+    by_source = {id(c): p.source for c, p in zip(cands, ok_pieces, strict=False)}
+    by_extra = {id(c): extra[c.number] for c in cands}
+    # Already in memory (imported before) or twice in the files: left out before judging,
+    # so the cost of a proposal stays bounded however long the files are.
+    held = held_contents(roots, approvals.resolve_scopes(roots, scope))
+    dup: Counter[str] = Counter()
+    later: Counter[str] = Counter()
+    kept: list[Any] = []
+    for c in cands:
+        body = content_of(c.text).strip()
+        if body in held:
+            dup[by_source[id(c)]] += 1
+        elif len(kept) >= MAX_PER_PROPOSAL:
+            later[by_source[id(c)]] += 1
+        else:
+            held.add(body)
+            kept.append(c)
+    for n, c in enumerate(kept, start=1):
+        c.number = n
+    cands = kept
+    payload: dict[str, Any] = {"candidates": []}
+    refused: list[tuple[str, str]] = []
+    redacted: Any = []
+    if cands:
+        number_src = {c.number: by_source[id(c)] for c in cands}
+        try:
+            redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
+            ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
+            payload, _ = approvals.prepare_candidates(
+                roots, cands, kind="import", scope=scope, preferred_ids=ids
+            )
+        except SafetyError as exc:  # every candidate refused
+            refused = [("every candidate", exc.message)]
+            cands = []
+        for where, why in getattr(redacted, "refused", []):
+            m = re.search(r"candidate (\d+)", where)
+            src = number_src.get(int(m.group(1))) if m else None
+            refused.append((src or where, why))
+    entries = payload["candidates"]
+    for e, c in zip(entries, cands, strict=True):  # safety renumbered the kept candidates
+        e.update(by_extra[id(c)])
+    source_of = {c.number: by_source[id(c)] for c in cands}
+    for e in entries:
+        if e["verdict"]["kind"] == "NOOP":
+            dup[source_of[e["number"]]] += 1
+    fresh = [e for e in entries if e["verdict"]["kind"] != "NOOP"]
+    summary = _summary(results, fresh, source_of, dup, later, refused, bad)
+    if req.dry_run or not fresh:
+        text = summary
+        if req.dry_run and fresh:
+            preview = approvals.preview_text({**payload, "candidates": fresh}, None, None)
+            text += "\n\n" + _with_sources(preview, fresh)
+        elif not pieces:
+            text += "\nNo instructions found to import."
+        else:
+            text += "\nNothing new to propose."
+        data = {
+            "files": _files_data(results),
+            "proposed": 0,
+            "candidates": [
+                {k: e[k] for k in ("type", "id", "title", "text", "verdict_line", "import")}
+                for e in fresh
+            ],
+        }
+        return Result(text=text, data=data)
+    for i, e in enumerate(fresh, start=1):
+        e["number"] = i
+    payload["candidates"] = fresh
+    token, expires_at = approvals.store_proposal(roots, payload)
+    result = approvals.proposal_result(payload, token, expires_at)
+    approvals._redaction_notes(result, redacted)
+    result.text = summary + "\n\n" + _with_sources(result.text, fresh)
+    result.data["files"] = _files_data(results)
+    return result
+
+
+def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
+    """The preview with each candidate's source lines under its heading line."""
+    where = {str(e["number"]): e.get("import", {}).get("imported_from", "") for e in entries}
+    out = []
+    for line in text.split("\n"):
+        out.append(line)
+        m = re.match(r"^(\d+)\. \[", line)
+        if m and where.get(m.group(1)):
+            out.append(f"   From: {where[m.group(1)]}")
+    return "\n".join(out)
+
+
+def held_contents(roots: Any, scopes: list[str]) -> set[str]:
+    from engram.core.approvals import durable_memories
+
+    out: set[str] = set()
+    for s in scopes:
+        root = roots.by_scope(s)
+        if root is not None:
+            out |= {m.content.strip() for m in durable_memories(root)}
+    return out
+
+
+def _files_data(results: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {"file": r.source, "host": r.host, "pieces": len(r.pieces), "problems": r.problems}
+        for r in results
+    ]
+
+
+def _summary(
+    results: list[Any],
+    fresh: list[dict[str, Any]],
+    source_of: dict[int, str],
+    dup: Counter[str],
+    later: Counter[str],
+    refused: list[tuple[str, str]],
+    bad: list[str],
+) -> str:
+    """Per source file: candidates of each type, already in memory, deferred, refused."""
+    lines = [f"Read {len(results)} instruction file(s):"]
+    sources = [(r.source, r.host, r.problems) for r in results]
+    known = {r.source for r in results}
+    for src in dict.fromkeys([*source_of.values(), *dup, *later]):
+        if src not in known:  # read through an @import
+            sources.append((src, "imported", []))
+    for source, host, problems in sources:
+        mine = [e for e in fresh if source_of.get(e["number"]) == source]
+        kinds = Counter(e["type"] for e in mine)
+        parts = [f"{kinds[t]} {t}" for t in ("rule", "skill", "knowledge") if kinds[t]]
+        deferred = sum(1 for e in mine if e["deferred_reason"])
+        gone = sum(1 for w, _ in refused if w == source)
+        for count, what in (
+            (dup[source], "already in memory"),
+            (deferred, "will be deferred"),
+            (gone, "refused"),
+            (later[source], "left for the next import (50 per proposal)"),
+        ):
+            if count:
+                parts.append(f"{count} {what}")
+        lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing to import"))
+        lines += [f"    not read: {p}" for p in problems]
+        lines += [f"    refused: {why}" for w, why in refused if w == source]
+    lines += [f"  refused ({w}): {why}" for w, why in refused if w not in {s[0] for s in sources}]
+    lines += [f"  refused: {b}" for b in bad]
+    return "\n".join(lines)
