@@ -74,7 +74,8 @@ def test_views_show_memory_as_text(
     assert "Depended on by" in out["detail"]
     assert "gone (missing)" in out["graph"]
     assert "doctor" in out["health"] and "verify" in out["health"]
-    assert "tokens:" in out["task"] and "Why (--explain)" in out["task"]
+    assert "tokens of a 1500-token budget" in out["task"]
+    assert "Why each memory (--explain)" in out["task"] and "confidence" in out["task"]
 
 
 def test_approve_and_decline_with_the_buttons(served: UIServer, project: Path) -> None:

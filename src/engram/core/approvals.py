@@ -764,6 +764,22 @@ def _redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> N
         result.warn("safety.refused", f"{message} ({where} was left out; the others go on)")
 
 
+def screening_record(redacted: list[tuple[int, list[str]]]) -> dict[str, Any]:
+    """What the safety scan did, kept with the proposal for a reviewer (`engram ui`).
+
+    `refused`: each candidate left out, with its input line (when it came from one) and why;
+    `redacted`: the kinds of secret or personal data replaced in each kept candidate.
+    """
+    refused = []
+    for where, message in getattr(redacted, "refused", []):
+        m = re.match(r"line (\d+):", where)
+        refused.append({"where": where, "line": int(m.group(1)) if m else None, "reason": message})
+    return {
+        "refused": refused,
+        "redacted": [{"number": n, "kinds": sorted(set(k))} for n, k in redacted],
+    }
+
+
 # ---------------------------------------------------------------- public entry points
 
 
@@ -797,6 +813,7 @@ def propose_candidates(
 ) -> Result:
     """Scan, judge and store a proposal; the Result carries the preview and the token."""
     payload, redacted = prepare_candidates(roots, cands, kind=kind, scope=scope, **kw)
+    payload["screening"] = screening_record(redacted)  # what a reviewer sees before approving
     token, expires_at = store_proposal(roots, payload)
     result = proposal_result(payload, token, expires_at)
     _redaction_notes(result, redacted)

@@ -13,7 +13,10 @@ from typing import Any
 
 from engram.core.roots import Roots
 
-_REVISION = re.compile(r"^(?P<id>[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?)\.r(?P<n>\d{1,6})\.md$")
+# `archive/<id>.r<N>.md`, or `<id>.r<N>-<k>.md` when revision N was archived more than once
+_REVISION = re.compile(
+    r"^(?P<id>[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?)\.r(?P<n>\d{1,6})(?:-(?P<k>\d{1,4}))?\.md$"
+)
 
 
 def _card(mem: Any, uses: int) -> dict[str, Any]:
@@ -28,6 +31,7 @@ def _card(mem: Any, uses: int) -> dict[str, Any]:
         "depends_on": list(mem.depends_on),
         "valid_until": mem.valid_until,
         "objective": mem.objective,
+        "expired": bool(mem.is_working and mem.expired()),
         "uses": uses,
     }
 
@@ -76,20 +80,21 @@ def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
         names = os.listdir(root.archive_dir)
     except OSError:
         return []
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, int, str]] = []
     for name in names:
         m = _REVISION.match(name)
         if m and m.group("id") == mid:
-            found.append((int(m.group("n")), name))
-        elif name == f"{mid}.md":
-            found.append((0, name))
+            found.append((int(m.group("n")), int(m.group("k") or 1), name))
+        elif name == f"{mid}.md":  # the memory itself, archived by `engram archive`
+            found.append((1_000_000, 0, name))
     out = []
-    for n, name in sorted(found):
+    for n, _, name in sorted(found):
         try:  # never through a link: the core's reader refuses one
             text = read_bytes(root, root.archive_dir / name).decode("utf-8", "replace")
         except OSError as exc:
             text = f"(could not be read: {exc.strerror or exc})"
-        out.append({"file": f"archive/{name}", "revision": n or None, "text": text[:262_144]})
+        revision = n if n < 1_000_000 else None
+        out.append({"file": f"archive/{name}", "revision": revision, "text": text[:262_144]})
     return out
 
 
@@ -169,6 +174,13 @@ def proposals(roots: Roots) -> dict[str, Any]:
             continue
         if expires <= now():
             continue
+        screening = payload.get("screening")
+        screening = screening if isinstance(screening, dict) else {}
+        redacted = {
+            r.get("number"): [str(k) for k in r.get("kinds") or []]
+            for r in screening.get("redacted") or []
+            if isinstance(r, dict)
+        }
         cands = []
         for c in payload.get("candidates") or []:
             if not isinstance(c, dict):
@@ -191,6 +203,7 @@ def proposals(roots: Roots) -> dict[str, Any]:
                     ],
                     "related": c.get("related") or [],
                     "deferred_reason": c.get("deferred_reason"),
+                    "redacted": redacted.get(c.get("number"), []),
                 }
             )
         out.append(
@@ -201,6 +214,11 @@ def proposals(roots: Roots) -> dict[str, Any]:
                 "expires_at": _iso(float(expires)),
                 "scopes": payload.get("scopes") or [],
                 "candidates": cands,
+                "refused": [
+                    {k: r.get(k) for k in ("where", "line", "reason")}
+                    for r in screening.get("refused") or []
+                    if isinstance(r, dict)
+                ],
             }
         )
     out.sort(key=lambda p: str(p["created_at"]))
@@ -239,8 +257,17 @@ def health(start: Path | None, roots: Roots) -> dict[str, Any]:
     verify = api.verify(roots)
     doc = doctor(start)
     return {
-        "verify": verify.envelope(),
+        "verify": _with_fixes(verify.envelope()),
         "verify_text": verify.text,
-        "doctor": doc.envelope(),
+        "doctor": _with_fixes(doc.envelope()),
         "doctor_text": doc.text,
     }
+
+
+def _with_fixes(envelope: dict[str, Any]) -> dict[str, Any]:
+    """Each finding with the fix a person would apply, beside its stable code."""
+    from engram.ui.fixes import fix_for
+
+    for d in envelope.get("diagnostics") or []:
+        d["fix"] = fix_for(str(d.get("code", "")), str(d.get("message", "")), d.get("path"))
+    return envelope
