@@ -162,3 +162,102 @@ def test_json_errors_print_an_envelope_with_ok_false(demo: Path) -> None:
     assert res.returncode == 1
     env = json.loads(res.stdout)
     assert env["ok"] is False and env["diagnostics"][0]["code"] == "not_found"
+
+
+# `engram load` without argparse: the fast reader answers exactly as the full parser, or
+# leaves the words to it.
+LOAD_ARGVS: list[list[str]] = [
+    ["fix", "the", "login", "bug"],
+    ["fix the login bug", "--json"],
+    ["--json", "--dry-run", "fix", "bug"],
+    ["--budget", "300", "x"],
+    ["--budget-tokens=200", "x", "--explain"],
+    ["x", "--budget-tokens", "1000000", "--full", "--all"],
+    ["--id", "a-b", "--id", "c", "--json"],
+    ["--disclosure", "cards", "--limit", "3", "--role", "backend,ops", "db migration"],
+    ["--disclosure=bodies", "x", "--role="],
+    ["--role", "", "x"],
+    ["--budget", "1_000", "x"],
+    ["--budget", " 12 ", "x"],
+    ["--budget", "+5", "x"],
+    ["x", "--json", "--json"],
+    [],
+    [""],
+]
+LOAD_ARGVS_LEFT_TO_ARGPARSE: list[list[str]] = [
+    ["--budget", "0", "x"],
+    ["--budget", "-5", "x"],
+    ["--budget", "ten", "x"],
+    ["--budget", "²", "x"],
+    ["--limit", "40", "x"],
+    ["--disclosure", "nope", "x"],
+    ["--bud", "100", "x"],
+    ["--frob", "x"],
+    ["-h"],
+    ["x", "--", "--json"],
+    ["fix", "--json", "the", "bug"],
+    ["--role"],
+    ["--id", "--json"],
+    ["--json=1", "x"],
+    ["-", "x"],
+    ["x", "-C", "/tmp"],
+]
+
+
+def _full_parse(argv: list[str], workspace: str | None) -> dict[str, object] | None:
+    from engram.cli.main import build_parser
+
+    prefix = ["-C", workspace] if workspace else []
+    try:
+        ns = build_parser("load").parse_args([*prefix, "load", *argv])
+    except SystemExit:
+        return None
+    return vars(ns)
+
+
+@pytest.mark.parametrize("workspace", [None, "/some/dir"])
+def test_the_fast_load_reader_equals_the_full_parser(workspace: str | None, capsys) -> None:
+    from engram.cli.read import fast_load_args
+
+    for argv in LOAD_ARGVS:
+        fast = fast_load_args(argv, workspace)
+        assert fast is not None, argv
+        assert vars(fast) == _full_parse(argv, workspace), argv
+    for argv in LOAD_ARGVS_LEFT_TO_ARGPARSE:
+        assert fast_load_args(argv, workspace) is None, argv
+    capsys.readouterr()
+
+
+def test_a_cold_load_imports_neither_argparse_nor_openssl(demo: Path) -> None:
+    probe = (
+        "import sys; from engram.cli.main import main; sys.argv = ['engram', *sys.argv[1:]];"
+        " code = main(); sys.stdout.flush();"
+        " sys.stderr.write(' '.join(m for m in ('argparse', '_hashlib', 'subprocess')"
+        " if m in sys.modules))"
+    )
+    assert engram("load", "release", cwd=demo).returncode == 0  # the first load builds the index
+    for args in (["load", "prepare a release"], ["-C", str(demo), "load", "release", "--json"]):
+        res = subprocess.run(
+            [sys.executable, "-c", probe, *args], cwd=demo, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+        assert res.returncode == 0 and "release" in res.stdout.lower(), res.stdout
+        assert res.stderr == "", res.stderr
+    res = subprocess.run(
+        [sys.executable, "-c", probe, "load", "--bud", "9", "x"], cwd=demo,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 2 and "ambiguous option: --bud" in res.stderr  # argparse answered
+
+
+def test_load_output_is_the_same_through_either_reader(demo: Path, capsys, monkeypatch) -> None:
+    import engram.cli.read as read
+    from engram.cli.main import main
+
+    monkeypatch.chdir(demo)
+    argv = ["load", "prepare a release", "--json", "--dry-run", "--budget", "400"]
+    assert main(argv) == 0
+    fast = capsys.readouterr().out
+    monkeypatch.setattr(read, "fast_load_args", lambda *a: None)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == fast and json.loads(fast)["ok"] is True

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engram.core.results import Result
-from engram.core.roots import Roots
+if TYPE_CHECKING:  # argparse is not imported on the fast `load` path
+    import argparse
+
+    from engram.core.results import Result
+    from engram.core.roots import Roots
 
 
 def start_dir(args: argparse.Namespace) -> Path | None:
@@ -36,6 +38,8 @@ def add_json_flag(p: argparse.ArgumentParser) -> None:
 def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: bool = True) -> int:
     """Print text (and warnings on stderr) or the JSON envelope; return the exit code."""
     if getattr(args, "json", False):
+        import json
+
         sys.stdout.write(json.dumps(result.envelope(), indent=2, ensure_ascii=False) + "\n")
     else:
         if result.text:

@@ -1,137 +1,77 @@
-"""`engram`: argument parsing and dispatch. The work lives in one module per command group."""
+"""`engram`: argument parsing and dispatch. The work lives in one module per command group.
+
+`engram hook` and a plain `engram load` skip argparse (hosts run them on every prompt);
+every other command, and any `load` the fast reader does not recognise in full, goes
+through the full parser in `engram.cli.parser`.
+"""
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
-
-# command -> module under engram.cli that registers it (imported only when needed)
-COMMANDS: dict[str, str] = {
-    "init": "init",
-    "inject": "init",
-    "load": "read",
-    "route": "read",
-    "search": "read",
-    "rebuild-index": "read",
-    "benchmark": "benchmark",
-    "verify": "verify",
-    "status": "status",
-    "config": "config",
-    "set-role": "config",
-    "set-rule-variant": "config",
-    "save": "write",
-    "save-session": "write",
-    "ss": "write",
-    "commit": "write",
-    "archive": "write",
-    "note": "write",
-    "promote": "write",
-    "import": "import_",
-    "link": "link",
-    "unlink": "link",
-    "upgrade": "link",
-    "doctor": "doctor",
-    "hook": "hook",
-    "set-read": "hook",
-    "set-proof": "hook",
-    "ui": "ui",
-}
+from typing import Any
 
 
-class Formatter(argparse.HelpFormatter):
-    """Help text at the terminal's width, measured once (argparse asks on every argument)."""
+def build_parser(command: str | None = None) -> Any:
+    """The argparse parser for `command` (every command when None or unknown)."""
+    from engram.cli.parser import build_parser as build
 
-    width: int | None = None
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        if width is None:
-            if Formatter.width is None:
-                import shutil
-
-                Formatter.width = max(shutil.get_terminal_size().columns - 2, 40)
-            width = Formatter.width
-        super().__init__(prog, indent_increment, max_help_position, width)
+    return build(command)
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit code 2."""
-
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        kwargs.setdefault("formatter_class", Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {with_suggestion(message)} (see `{self.prog} --help`)\n")
-
-
-def with_suggestion(message: str) -> str:
-    """An argparse invalid-choice message with "did you mean 'load'?" when a choice is close.
-
-    A mistyped command is named as such; the list of every command is left to --help.
-    """
-    import re
-
-    m = re.search(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
-    if not m:
-        return message
-    import difflib
-
-    choices = re.findall(r"'([^']*)'", m.group(3))
-    close = difflib.get_close_matches(m.group(2).lower(), choices, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    if m.group(1) == "COMMAND":
-        return f"unknown command {m.group(2)!r}{hint}"
-    return f"{message}{hint}"
-
-
-def _available_modules(names: Sequence[str]) -> list:
-    mods = []
-    for name in dict.fromkeys(names):
-        try:
-            mods.append(importlib.import_module(f"engram.cli.{name}"))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"engram.cli.{name}":
-                raise
-    return mods
-
-
-def build_parser(command: str | None = None) -> Parser:
-    from engram import __version__
-
-    parser = Parser(
-        prog="engram", description="Human-owned, file-first memory for AI coding agents."
-    )
-    parser.add_argument("--version", action="version", version=f"engram {__version__}")
-    parser.add_argument("-C", "--workspace", metavar="DIR", help="run as if started in DIR")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    modules = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
-    for mod in _available_modules(modules):
-        mod.register(sub)
-    return parser
+def _workspace_prefix(args_list: list[str]) -> tuple[str | None, list[str]]:
+    """(DIR, the rest) for a command line that starts with `-C DIR` or `--workspace DIR`."""
+    if args_list[:1] in (["-C"], ["--workspace"]) and len(args_list) > 2:
+        return args_list[1], args_list[2:]
+    return None, args_list
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # this process is the command
+        return _short_lived(sys.argv[1:])
+    return _main(list(argv))
+
+
+def _short_lived(args_list: list[str]) -> int:
+    """Run a command as its own process. `load` and `hook` (run by hosts on every prompt)
+    collect no cyclic garbage while they run and freeze what is left before the exit, so
+    that the interpreter's final collection does not walk every object of the imported
+    modules: together a few milliseconds of a cold load. Everything is still flushed,
+    closed and finalised as usual."""
+    _, rest = _workspace_prefix(args_list)
+    if args_list[:1] != ["hook"] and rest[:1] != ["load"]:
+        return _main(args_list)
+    import gc
+
+    gc.disable()
+    try:
+        return _main(args_list)
+    finally:
+        gc.freeze()
+
+
+def _main(args_list: list[str]) -> int:
     if args_list[:1] == ["hook"]:  # hot path: hosts run this on every prompt
         from engram.hooks.run import run_hook_command
 
         return run_hook_command(args_list[1:])
-    command = next((a for a in args_list if not a.startswith("-")), None)
-    if args_list[:1] in (["-C"], ["--workspace"]) and len(args_list) > 2:
-        command = next((a for a in args_list[2:] if not a.startswith("-")), None)
-    parser = build_parser(command)
-    args = parser.parse_args(args_list)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    workspace, rest = _workspace_prefix(args_list)
+    args = None
+    if rest[:1] == ["load"]:  # hot path: the plain forms skip argparse, the rest falls through
+        from engram.cli.read import fast_load_args
+
+        args = fast_load_args(rest[1:], workspace)
+    if args is None:
+        command = next((a for a in rest if not a.startswith("-")), None)
+        parser = build_parser(command)
+        args = parser.parse_args(args_list)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+    return _run(args)
+
+
+def _run(args: Any) -> int:
     from engram.core.errors import EngramError
 
     try:
