@@ -42,7 +42,7 @@ _PLACEHOLDER = lazy_compile(
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
     r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|insert[_-].*|"
-    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|%\([\w.]+\)[sdrf]|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
 )
 _REFERENCE = lazy_compile(
     r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
@@ -194,7 +194,7 @@ _KEY_STEM = (
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = lazy_compile(
     r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
-    r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>:=|=>|===?|\+=|=|:(?!//)|->)[ \t]*"
+    r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>\|\|=|\?\?=|&&=|:=|=>|===?|\+=|=|:(?!//)|->|<-)[ \t]*"
     r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200}))",
 )
 _XML = lazy_compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
@@ -237,14 +237,14 @@ _AUTH_HEADER = lazy_compile(
 _PASSWORD_WORD = (
     r"passwords?|passphrase|passcode|pass\s*word|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
-    r"heslo|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
+    r"heslo|salasana|adgangskode|passord|jelsz[oó]|[sş]ifre|parola|κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?"
 )
 _SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,7}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
@@ -439,6 +439,15 @@ _NI_NUMBER = lazy_compile(
     r"(?<![A-Za-z0-9])[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
 )
 _TAX_ID_DE = lazy_compile(r"(?<![\d-])[1-9]\d ?\d{3} ?\d{3} ?\d{3}(?![\d-])")
+# `.pgpass` lines: host:port:database:user:password (PostgreSQL's password file).
+_PGPASS = lazy_compile(
+    r"(?m)(?:^|(?<=\s))(?=[\w.*-]*[A-Za-z*])[\w.*-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<val>\S{6,})"
+)
+_SSN_CONTEXT = lazy_compile(r"(?i)\b(?:ssn|social\s+security|sozialversicherungs\w*)\b")
+_SSN_BARE = lazy_compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}(?!00)\d{2}(?!0000)\d{4}(?![\w-])")
+# Spanish DNI / NIE: eight digits (or X/Y/Z and seven) and the check letter of mod 23.
+_DNI = lazy_compile(r"(?<![\w-])(?P<num>[XYZxyz]?\d{7,8})-?(?P<letter>[A-Za-z])(?![\w-])")
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 _SSN = lazy_compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
 
 
@@ -474,6 +483,12 @@ def iban_ok(candidate: str) -> bool:
     return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
 
 
+_MACHINE_EMAIL = lazy_compile(
+    r"(?i)@(?:[\w-]+\.)*(?:gserviceaccount\.com|users\.noreply\.github\.com|noreply\.[\w.-]+)$|"
+    r"^(?:no-?reply|do-?not-?reply|mailer-daemon)@"
+)
+
+
 def _pii_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _EMAIL.finditer(text):
@@ -482,6 +497,8 @@ def _pii_spans(text: str) -> list[Span]:
             r"\b(?:ssh|scp|rsync|sftp|mosh|git\s+clone|git\s+remote|ssh-copy-id)\b", line_before
         ):
             continue
+        if _MACHINE_EMAIL.search(m.group(0)):
+            continue  # service accounts and no-reply senders name machines, not people
         out.append((m.start(), m.end(), "email"))
     for m in _IBAN.finditer(text):
         s = m.group(0)
@@ -516,6 +533,14 @@ def _pii_spans(text: str) -> list[Span]:
                 out.append((m.start(), m.end(), "phone"))
     for m in _SSN.finditer(text):
         out.append((m.start(), m.end(), "ssn"))
+    if _SSN_CONTEXT.search(text):
+        for m in _SSN_BARE.finditer(text):
+            out.append((m.start(), m.end(), "ssn"))
+    for m in _DNI.finditer(text):
+        num = m.group("num").upper()
+        num = str("XYZ".index(num[0])) + num[1:] if num[0] in "XYZ" else num
+        if len(num) == 8 and _DNI_LETTERS[int(num) % 23] == m.group("letter").upper():
+            out.append((m.start(), m.end(), "national-id"))
     for m in _PHONE_FR.finditer(text):
         out.append((m.start(), m.end(), "phone"))
     for m in _NI_NUMBER.finditer(text):
@@ -548,7 +573,7 @@ def _value_span(m: re.Match[str], group: str = "val") -> tuple[int, int, str, bo
 
 def _assignment_spans(text: str) -> list[Span]:
     out: list[Span] = []
-    for rx in (_MYSQL_P, _CLI_SHORT, _USER_PASS_FLAG):
+    for rx in (_MYSQL_P, _CLI_SHORT, _USER_PASS_FLAG, _PGPASS):
         for m in rx.finditer(text):
             s, e, value, quoted = _value_span(m)
             if not _is_placeholder(value) and len(value) >= 3:
@@ -630,6 +655,17 @@ def _sentence_spans(text: str) -> list[Span]:
     return out
 
 
+def _placeholder_pair(value: str) -> bool:
+    """Whether a Basic credential is base64 of a placeholder pair ("username:password")."""
+    decoded = _decode_b64(value)
+    if not decoded or ":" not in decoded:
+        return False
+    return all(
+        _is_placeholder(part) or part.lower() in ("user", "username", "pass", "password", "login")
+        for part in decoded.split(":", 1)
+    )
+
+
 def _auth_header_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _AUTH_HEADER.finditer(text):
@@ -638,6 +674,8 @@ def _auth_header_spans(text: str) -> list[Span]:
         if before.isalnum():
             continue
         if _is_placeholder(value) or _looks_like_word(value) or _classes(value) < 2:
+            continue
+        if m.group(0)[:5].lower() == "basic" and _placeholder_pair(value):
             continue
         if len(value) >= 12 or re.search(r"\d", value):
             out.append((s, e, "bearer-token"))
@@ -721,6 +759,7 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
             if (
                 decoded
                 and len(decoded) >= 8
+                and not _placeholder_pair(m.group(0))
                 and (
                     "PRIVATE KEY" in decoded
                     or (
@@ -768,6 +807,9 @@ _SECRET_CONTEXT = lazy_compile(
 )
 
 
+_PUBLIC_CONTEXT = lazy_compile(r"(?i)\b(?:public|pub)[\s_-]?keys?\b[\s:=\"'`(]*$")
+
+
 def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
     out: list[Span] = []
     public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)]
@@ -793,7 +835,9 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
         if core.startswith(("/", "./", "~/")) or text[m.start() - 1 : m.start()] in ("/", "."):
             continue  # a path whose segments (hashes, ids) are not secrets
         before = text[max(0, m.start() - 80) : m.start()]
-        if _HASH_CONTEXT.search(before):
+        if _HASH_CONTEXT.search(before) or _PUBLIC_CONTEXT.search(before):
+            continue
+        if word.endswith("=") and _placeholder_pair(word):
             continue
         context = bool(_SECRET_CONTEXT.search(before))
         ent = _shannon(core)
