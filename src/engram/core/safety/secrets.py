@@ -93,9 +93,13 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         _REFERENCE.match(value) or _DOTTED_IDENT.match(value) or "(" in value or "[" in value
     ):
         return False
-    if re.fullmatch(r"\d{1,3}(?:\.\d+)?", value):  # a count or a length
-        return False
+    if re.fullmatch(r"\d{1,3}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?", value):
+        return False  # a count, a length, a formatted number
+    if re.fullmatch(r"@[\w.-]+(?:/[\w.-]+)?", value):
+        return False  # a package scope or a handle
     if not strong:
+        if len(re.findall(r"\s", value.strip())) >= 2:
+            return False  # prose after a bare `key`: a passphrase is only kept under its name
         words = [w for w in re.split(r"[-_:./]", value) if re.fullmatch(r"[A-Za-z]{3,}", w)]
         return (
             len(value) >= 12
@@ -489,6 +493,16 @@ _MACHINE_EMAIL = lazy_compile(
 )
 
 
+# Role mailboxes (RFC 2142 and their common kin) reach a team, not a person.
+_ROLE_MAILBOX = lazy_compile(
+    r"(?i)(?:security|privacy|dpo|gdpr|legal|conduct|abuse|postmaster|hostmaster|webmaster|support|"
+    r"help|helpdesk|info|contact|hello|sales|billing|accounts|finance|press|media|jobs|careers|hr|"
+    r"ops|devops|sre|oncall|on-call|alerts|noc|soc|compliance|dmca|copyright|trust|safety|admin|"
+    r"team|engineering|dev|developers|releases?|notifications?|feedback|partners?|vendors?|"
+    r"incident|incidents|status|it|servicedesk|procurement|licensing|opensource|oss)@"
+)
+
+
 def _pii_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _EMAIL.finditer(text):
@@ -497,7 +511,7 @@ def _pii_spans(text: str) -> list[Span]:
             r"\b(?:ssh|scp|rsync|sftp|mosh|git\s+clone|git\s+remote|ssh-copy-id)\b", line_before
         ):
             continue
-        if _MACHINE_EMAIL.search(m.group(0)):
+        if _MACHINE_EMAIL.search(m.group(0)) or _ROLE_MAILBOX.match(m.group(0)):
             continue  # service accounts and no-reply senders name machines, not people
         out.append((m.start(), m.end(), "email"))
     for m in _IBAN.finditer(text):
@@ -807,7 +821,9 @@ _SECRET_CONTEXT = lazy_compile(
 )
 
 
-_PUBLIC_CONTEXT = lazy_compile(r"(?i)\b(?:public|pub)[\s_-]?keys?\b[\s:=\"'`(]*$")
+_PUBLIC_CONTEXT = lazy_compile(
+    r"(?i)\b(?:public|pub)[\s_-]?keys?\b(?:\s+(?:is|was|reads|equals))?[\s:=\"'`(]*$"
+)
 
 
 def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:

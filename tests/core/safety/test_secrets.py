@@ -1,0 +1,58 @@
+"""Redaction leaves ordinary memory text alone and catches structured secrets by shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engram.core.memory import split_front_matter
+from engram.core.safety import redact
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def _text(result: object) -> str:
+    return result.text if hasattr(result, "text") else result[0]  # type: ignore[index,attr-defined]
+
+
+def test_every_line_of_hand_written_memory_comes_out_unchanged() -> None:
+    lines: set[str] = set()
+    for path in FIXTURES.glob("routing_workspace*/.agents/.engram/**/*.md"):
+        _, body = split_front_matter(path.read_text(encoding="utf-8"))
+        lines.update(line.strip() for line in body.splitlines() if len(line.strip()) > 12)
+    assert len(lines) > 2000
+    changed = [(line, _text(redact(line))) for line in sorted(lines)]
+    assert [c for c in changed if c[0] != c[1]] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("db.internal:5432:orders:app:Tundra-Owl-1187", "Tundra-Owl-1187"),
+        ('ENV["SMTP_PASSWORD"] ||= "Hazel#Creek#42"', "Hazel#Creek#42"),
+        ("config.apiToken ??= 'q8Vd2LmX0pTz7RkW'", "q8Vd2LmX0pTz7RkW"),
+        ("Adgangskode til testserveren er Nordlys!72.", "Nordlys!72"),
+        ("The break-glass recovery code is 7hq2-k9dm-3xv8.", "7hq2-k9dm-3xv8"),
+        ("Payroll row still shows the SSN 536294871 in column F.", "536294871"),
+        ("NIE del proveedor: X1234567L", "X1234567L"),
+    ],
+)
+def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write security reports to security@example.org; privacy@example.org handles DSARs.",
+        "The deployer runs as ci-bot@acme-prod.iam.gserviceaccount.com.",
+        'db_password: "%(DB_PASSWORD)s"',
+        "Authorization: Basic dXNlcjpwYXNzd29yZA== is the docs' example header.",
+        "Each tenant is limited per token to 10,000 events/s.",
+        "The npm automation token is scoped to `@acme`.",
+        "Release signing: the minisign public key is RWSx4b8Q2mJv0nKkqE3YtHfLz9oA7cWdUe1gPiR5sTy6MhNj2bVxCqDr.",
+    ],
+)
+def test_lookalikes_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text
