@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -121,3 +122,44 @@ def test_read_only_root_still_reads(project: Path, write_memory) -> None:
         assert [e["id"] for e in result.data["entries"]] == ["lint-first"]
     finally:
         os.chmod(ws_root(project), 0o755)
+
+
+def test_a_hand_edit_in_place_shows_on_the_next_cold_load(project: Path, write_memory) -> None:
+    """An edit in place moves no folder's mtime: each new `engram load` still sees it,
+    and the files the index never takes (hidden, not Markdown, links) stay out."""
+    import subprocess
+    import sys
+
+    root = ws_root(project)
+    for i in range(40):
+        write_memory(root, "knowledge", f"fact-{i}", f"Fact {i}", f"- detail number {i}")
+    p = write_memory(root, "knowledge", "queue", "Queue settings", "- The queue is rabbitmq.")
+    hidden = p.read_text().replace("id: queue", "id: quokka").replace("rabbitmq", "quokka")
+    (root / "knowledge" / ".quokka.md").write_text(hidden)
+    (root / "knowledge" / "notes.txt").write_text("zeppelin")
+    os.symlink(p, root / "knowledge" / "linked.md")
+
+    def load(query: str) -> tuple[list[str], str]:
+        res = subprocess.run(
+            [sys.executable, "-m", "engram.cli.main", "load", query, "--dry-run", "--json"],
+            cwd=project, capture_output=True, text=True, timeout=60, env=os.environ.copy(),
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        data = json.loads(res.stdout)["data"]
+        return data["selected_keys"], res.stdout
+
+    keys, out = load("queue rabbitmq")
+    assert keys[:1] == ["queue"] and "rabbitmq" in out
+    folder = root / "knowledge"
+    before = os.stat(folder)
+    time.sleep(0.01)
+    with open(p, "r+", encoding="utf-8") as fh:  # in place, the same size: only mtime moves
+        text = fh.read()
+        fh.seek(0)
+        fh.write(text.replace("rabbitmq", "zeromqqq"))
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(folder).st_mtime_ns == before.st_mtime_ns
+    keys, out = load("queue zeromqqq")
+    assert keys[:1] == ["queue"] and "zeromqqq" in out and "rabbitmq" not in out
+    assert load("zeppelin")[0] == [] and load("quokka")[0] == []
+    assert keys.count("queue") == 1  # the link to it is not a second copy

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,6 @@ from engram.core.store import (
     file_hash,
     read_memory_file,
     remove_file,
-    scan_files,
 )
 
 if TYPE_CHECKING:
@@ -107,6 +107,36 @@ def fts_body(mem: Memory) -> str:
 
 def _phrase(term: str) -> str:
     return '"' + term.replace('"', "") + '"'
+
+
+def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, str, str, Any]]:
+    """(folder, name, path, lstat) of every plain `*.md` directly under these memory folders:
+    the files `store.scan_files` lists, by the same rules (no links, no linked folder, no
+    hidden or non-text names), without building a record for each unchanged file."""
+    for sub in dirs:
+        folder = os.path.join(root.path, sub)
+        try:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                continue
+            entries = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        with entries:
+            for e in entries:
+                name = e.name
+                if not name.endswith(".md") or name.startswith("."):
+                    continue
+                if not name.isprintable():
+                    from engram.core.inputs import text_problem
+
+                    if text_problem(name):
+                        continue
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield sub, name, e.path, st
 
 
 class Index:
@@ -234,13 +264,20 @@ class Index:
         return len(todo) + len(gone)
 
     def _sync(self, only: set[tuple[str, str]] | None) -> int:
-        """Compare files with what was indexed: every folder (None) or only these folders."""
-        known: dict[tuple[str, str], tuple[int, int, str | None]] = {}
+        """Compare files with what was indexed: every folder (None) or only these folders.
+
+        Every new process pays this for every file (an edit in place moves no folder's
+        mtime, so only a stat of each file can tell), hence one tight loop: a file whose
+        (mtime, size) is unchanged costs one stat and one dict lookup, nothing more."""
+        known: dict[tuple[str, str], tuple[int, int]] = {}
+        errors: dict[tuple[str, str], str] = {}
         if only is None or only:
             rows = self.conn.execute("SELECT scope, rel, mtime_ns, size, error FROM files")
             for s, r, m, z, e in rows:
                 if only is None or (s, r.split("/", 1)[0]) in only:
-                    known[(s, r)] = (m, z, e)
+                    known[(s, r)] = (m, z)
+                    if e:
+                        errors[(s, r)] = e
         seen: set[tuple[str, str]] = set()
         todo: list[tuple[Root, FileStat]] = []
         for root in self.roots.all:
@@ -249,16 +286,13 @@ class Index:
                 if only is None
                 else tuple(sub for scope, sub in only if scope == root.scope)
             )
-            if not dirs:
-                continue
-            for fs in scan_files(root, dirs):
-                key = (root.scope, fs.rel)
+            for sub, name, path, st in _memory_entries(root, dirs):
+                key = (root.scope, f"{sub}/{name}")
                 seen.add(key)
-                old = known.get(key)
-                if old is None or old[0] != fs.mtime_ns or old[1] != fs.size:
-                    todo.append((root, fs))
-                elif old[2]:
-                    self.parse_errors[key] = old[2]
+                if known.get(key) != (st.st_mtime_ns, st.st_size):
+                    todo.append((root, FileStat(key[1], path, st.st_mtime_ns, st.st_size)))
+                elif key in errors:
+                    self.parse_errors[key] = errors[key]
         if only is None:
             self._file_count = len(seen)
         gone = [k for k in known if k not in seen]
