@@ -109,35 +109,71 @@ def classify(kind: str, items: list[str]) -> str:
 
 @dataclass
 class _Block:
-    kind: str  # bullets | numbered | paragraph
+    kind: str  # bullets | numbered | paragraph | code
     start: int
     end: int
     items: list[str] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)  # the items as written (links kept)
+    lead: str = ""  # the sentence that introduces a list ("To release:")
+    code: list[str] = field(default_factory=list)  # fenced code that belongs to it
+    title: str = ""  # a line that acts as a heading in a file without Markdown headings
+
+
+_LINK_ONLY = re.compile(
+    r"^(?:\[[^\]]+\]\([^)]*\)|<?https?://\S+>?|`[^`\s]+`|[\w./-]+\.(?:md|mdc|txt))[\s.:;,]*$"
+)
+_PLACEHOLDER = re.compile(
+    r"^(?:[_*]+[^_*]+[_*]+\.?|\([^()]+\)\.?|(?:TODO|TBD|FIXME|WIP)\b.*)$", re.IGNORECASE
+)
+_END_PUNCT = (".", "!", "?", ";", "。", "！", "？")
+
+
+def _titleish(line: str) -> bool:
+    """A short line without sentence punctuation: a heading in a file that has no `#`."""
+    words = line.rstrip(":").split()
+    return (
+        0 < len(words) <= 5
+        and not line.endswith(_END_PUNCT)
+        and not _BULLET.match(line)
+        and not _NUMBERED.match(line)
+        and not line.startswith(("`", "|", "@", ">"))
+    )
 
 
 def _blocks(lines: list[str], first: int) -> list[_Block]:
-    """Lists and paragraphs of one section; fenced code and tables stay with their block."""
+    """Lists, paragraphs and code of one section, with the structure that ties them.
+
+    A sentence ending in `:` right before a list introduces it, a fenced block belongs to
+    the list item or paragraph just before it, a short line without punctuation right
+    before a list or paragraph is a heading, and navigation (a list of nothing but links or
+    file names) and placeholders (`_Coming soon._`, `TODO`) are not memories.
+    """
     out: list[_Block] = []
     cur: _Block | None = None
     fence: str | None = None
-    for n, raw in enumerate(lines, start=first):
-        line = raw.rstrip()
+    code: _Block | None = None
+    for n, raw_line in enumerate(lines, start=first):
+        line = raw_line.rstrip()
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
-            if cur is not None:
-                cur.end = n
+            elif line.strip() and code is not None:
+                code.code.append(line.strip())
+            if code is not None:
+                code.end = n
             continue
-        m = _FENCE.match(line)
+        m = _FENCE.match(line.lstrip() if raw_line[:1] in " \t" else line)
         if m:
             fence = m.group(1)
-            if cur is None:
-                cur = _Block("paragraph", n, n)
-                out.append(cur)
-            cur.end = n
+            code = cur if cur is not None or not out else out[-1]
+            if code is None or (code.kind == "code" and code.end < n - 1):
+                code = _Block("code", n, n)
+                out.append(code)
+            code.end = n
+            cur = None if code.kind == "code" else cur
             continue
         if not line.strip() or _RULE_LINE.match(line):
-            if cur is not None and cur.kind == "paragraph":
+            if cur is not None and cur.kind in ("paragraph", "code"):
                 cur = None
             continue
         b, num = _BULLET.match(line), _NUMBERED.match(line)
@@ -145,14 +181,25 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
         if item and not item.group(1):
             kind = "bullets" if b else "numbered"
             if cur is None or cur.kind != kind:
+                prev = out[-1] if out else None
                 cur = _Block(kind, n, n)
+                if prev is not None and prev.kind == "paragraph" and not prev.code:
+                    if prev.end >= n - 2 and prev.items and prev.items[-1].endswith(":"):
+                        out.pop()  # the sentence that introduces this list
+                        cur = _Block(kind, prev.start, n, lead=" ".join(prev.items))
+                        cur.title = prev.title
+                    elif prev.end >= n - 2 and len(prev.items) == 1 and _titleish(prev.items[0]):
+                        out.pop()
+                        cur.title = prev.items[0].rstrip(":")
                 out.append(cur)
             cur.items.append(_clean(item.group(2)))
+            cur.raw.append(item.group(2).strip())
             cur.end = n
             continue
-        if cur is not None and cur.kind in ("bullets", "numbered") and (raw[:1] in " \t"):
+        if cur is not None and cur.kind in ("bullets", "numbered") and (raw_line[:1] in " \t"):
             sub = item.group(2) if item else line  # a nested item or a continuation line
             cur.items[-1] = f"{cur.items[-1]} {_clean(sub)}".strip()
+            cur.raw[-1] = f"{cur.raw[-1]} {sub.strip()}"
             cur.end = n
             continue
         if cur is None or cur.kind != "paragraph":
@@ -161,31 +208,65 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
         if line.lstrip().startswith("|") and re.fullmatch(r"[\s|:-]+", line):
             cur.end = n  # a table's delimiter row
             continue
-        cur.items.append(_clean(line.strip().strip("|").replace("|", ";")))
+        text = line.strip()
+        if text.startswith("|"):
+            text = " | ".join(c.strip() for c in text.strip("|").split("|"))
+        alone = len(cur.items) == 1 and not cur.title and not cur.code
+        if alone and _titleish(cur.items[0]) and not text.startswith("|"):
+            cur.title = cur.items.pop().rstrip(":")  # `Dependencies` over its paragraph
+            cur.raw.pop()
+        cur.items.append(_clean(text))
+        cur.raw.append(text)
         cur.end = n
-    return [b for b in out if any(i.strip() for i in b.items)]
+    return [b for b in out if _worth_keeping(b)]
+
+
+def _worth_keeping(block: _Block) -> bool:
+    """Navigation lists, placeholders and empty blocks are not memories."""
+    items = [i for i in block.items if i.strip()]
+    if not items and not block.code:
+        return False
+    if block.kind in ("bullets", "numbered") and all(_LINK_ONLY.match(r) for r in block.raw):
+        return False
+    if (
+        block.kind == "paragraph"
+        and not block.code
+        and all(_PLACEHOLDER.match(r.strip()) or _LINK_ONLY.match(r.strip()) for r in block.raw)
+    ):
+        return False
+    return not (
+        len(items) == 1 and not block.code and _titleish(items[0]) and block.kind == "paragraph"
+    )
+
+
+def _code_text(block: _Block) -> str:
+    return " ".join(f"`{c}`" for c in block.code[:40])
 
 
 def _text_of(block: _Block) -> str:
-    if block.kind == "paragraph":
-        return _sentence(" ".join(i for i in block.items if i))
-    if block.kind == "numbered":
-        return " ".join(f"{k}) {_sentence(i)}" for k, i in enumerate(block.items, start=1) if i)
-    return " ".join(_sentence(i) for i in block.items if i)
+    if block.kind == "paragraph" or block.kind == "code":
+        body = _sentence(" ".join(i for i in block.items if i)) if block.items else ""
+    elif block.kind == "numbered":
+        body = " ".join(f"{k}) {_sentence(i)}" for k, i in enumerate(block.items, start=1) if i)
+    else:
+        body = " ".join(_sentence(i) for i in block.items if i)
+    parts = [block.lead, body, _code_text(block) if block.code else ""]
+    return " ".join(p for p in parts if p)
 
 
 def _chunks(block: _Block) -> list[_Block]:
     """A block too long for one memory, cut between items (a procedure is never cut)."""
-    if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind == "paragraph":
+    if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
         return [block]
     out: list[_Block] = []
-    cur = _Block(block.kind, block.start, block.end)
+    cur = _Block(block.kind, block.start, block.end, lead=block.lead, title=block.title)
     for item in block.items:
-        trial = _Block(block.kind, cur.start, cur.end, [*cur.items, item])
+        trial = _Block(block.kind, cur.start, cur.end, [*cur.items, item], lead=cur.lead)
         if cur.items and len(_text_of(trial)) > MAX_TEXT_CHARS:
             out.append(cur)
-            cur = _Block(block.kind, block.start, block.end)
+            cur = _Block(block.kind, block.start, block.end, title=block.title)
         cur.items.append(item)
+    cur.code = block.code
     out.append(cur)
     return out
 
@@ -249,10 +330,10 @@ def split_markdown(
                 body_text = _text_of(chunk)
                 if len(body_text) < 12:
                     continue
-                title = headings[-1] if headings else default_title
+                title = chunk.title or (headings[-1] if headings else default_title)
                 if len(body_text) > MAX_TEXT_CHARS:
                     body_text = body_text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
-                tags = heading_tags(headings)
+                tags = heading_tags([*headings, chunk.title] if chunk.title else headings)
                 for t in extra_tags or []:
                     if t not in tags and len(tags) < MAX_TAGS:
                         tags.append(t)

@@ -129,18 +129,25 @@ def front_matter(text: str) -> tuple[dict[str, str], str, int]:
     if not m:
         return {}, text, 1
     fields: dict[str, str] = {}
+    listing = ""  # the key whose value is a YAML block list (`key:` then `  - item` lines)
     for line in m.group(1).splitlines():
+        item = re.match(r"^\s*-\s+(.*)$", line)
+        if item and listing:
+            fields[listing] = (fields[listing] + "\n" + item.group(1)).strip()
+            continue
         k, sep, v = line.partition(":")
-        if sep and re.fullmatch(r"[A-Za-z_][\w-]*", k.strip()):
+        listing = ""
+        if sep and not line[:1].isspace() and re.fullmatch(r"[A-Za-z_][\w-]*", k.strip()):
             fields[k.strip()] = v.strip()
+            listing = k.strip() if not v.strip() else ""
     return fields, text[m.end() :], m.group(0).count("\n") + 1
 
 
 def glob_list(value: str) -> list[str]:
-    """`"a/**, *.ts"`, `[a, b]` or `a` → globs (quotes, brackets and blanks removed)."""
+    """`"a/**, *.ts"`, `[a, b]`, a YAML list or `a` → globs (quotes, brackets, blanks removed)."""
     value = value.strip().strip("[]")
     out = []
-    for g in re.split(r"\s*,\s*", value):
+    for g in re.split(r"\s*(?:,(?![^{]*\})|\n)\s*", value):  # commas inside {ts,tsx} stay
         g = g.strip().strip("\"'").strip()
         if g and g not in out and not g.startswith("/") and ".." not in g.split("/"):
             out.append(g)

@@ -20,6 +20,7 @@ _IMPORT = re.compile(  # a path: it has a folder or an extension (`@team` in pro
     r"(?:^|(?<=\s))@((?:\.{1,2}/|~/|/)[\w.\-/]+|[\w.\-]+/[\w.\-/]+|[\w\-]+\.[A-Za-z0-9]+)"
 )
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TEXT_EXTENSIONS = frozenset({".md", ".markdown", ".mdc", ".txt", ""})
 
 
 def imports_in(text: str) -> list[tuple[int, str]]:
@@ -50,11 +51,18 @@ def read_with_imports(
 ) -> None:
     """Split `rel` into `res.pieces`, then its imports (each file once, loops refused)."""
     text = ws.read(rel)
-    only_imports = re.compile(r"^[ \t]*(?:@\S+[ \t]*)+$", re.M)
-    res.pieces += split_markdown(only_imports.sub("", text), rel, paths=paths)
+    found = imports_in(text)
+    # A line that imports is a reference, not an instruction: what it names is read below.
+    lines = text.split("\n")
+    for line, _ in found:
+        lines[line - 1] = ""
+    res.pieces += split_markdown("\n".join(lines), rel, paths=paths)
     chain = (*chain, rel)
-    for line, target in imports_in(text):
+    for line, target in found:
         where = f"{rel}:{line} @{target}"
+        if posixpath.splitext(target)[1].lower() not in _TEXT_EXTENSIONS:
+            res.problems.append(f"{where} is not a Markdown or text file; not imported")
+            continue
         if target.startswith(("~", "/")):
             res.problems.append(f"{where} leaves the workspace; imports are read inside it only")
             continue
