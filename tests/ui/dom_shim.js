@@ -9,6 +9,7 @@ class Node {
     for (const k of kids) this.children.push(k instanceof Node ? k : document.createTextNode(String(k)));
   }
   replaceChildren(...kids) { this.children = []; this.append(...kids); }
+  removeAttribute(k) { delete this.attrs[k]; }
   setAttribute(k, v) { this.attrs[k] = v; if (k.startsWith("data-")) this.dataset[k.slice(5)] = v; if (k === "value") this.value = v; if (k === "checked") this.checked = true; }
   addEventListener(ev, f) { (this.listeners[ev] ||= []).push(f); }
   get content() { return this.attrs.content; }
@@ -21,6 +22,7 @@ const byId = {main: new Node("main"), nav: new Node("nav")};
 const meta = new Node("meta"); meta.attrs.content = csrf;
 globalThis.document = {
   createElement: tag => new Node(tag),
+  createElementNS: (ns, tag) => new Node(tag),
   createTextNode: t => Object.assign(new Node("#text"), {text: String(t)}),
   getElementById: id => byId[id],
   querySelector: () => meta,

@@ -155,7 +155,8 @@ def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
     if not task.strip():
         raise UsageError('empty task: describe the task in words ("fix the login bug")')
     role_list = _roles(roles)
-    shown = api.load(roots, task, roles=role_list, dry_run=True)
+    # the pack itself, as the agent would get it (and its real token count); nothing counted
+    shown = api.load(roots, task, roles=role_list, count_usage=False)
     why = api.load(roots, task, roles=role_list, explain=True, dry_run=True)
     return {"load": shown.envelope(), "text": shown.text, "explain": why.envelope()}
 
