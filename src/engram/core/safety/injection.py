@@ -47,6 +47,7 @@ _INTENT_KINDS = {
     "fake_system": "text posing as a system or administrator message",
     "hidden_instruction": "hidden text addressed to the agent",
     "remote_exec": "download-and-run of code from outside the project",
+    "prompt_leak": SYSTEM,
 }
 
 
@@ -391,7 +392,7 @@ _ROLE_RX = (
     r"\b(?:act|behave|respond|answer|function|operate|pose)\s+as\s+(?:if\s+you|though\s+you|an?\s+(?:unrestricted|unfiltered|uncensored|evil|different|new|jailbroken|rogue|malicious|unaligned|amoral)\b|(?:the\s+)?(?:dan|root|superuser|god)\b)",
     r"\bpretend\s+(?:to\s+be|you\s+are|you'?re|that\s+you|to\s+have|you\s+have)\b",
     r"\b(?:role-?\s?play|roleplay)\s+as\b|\bplay\s+the\s+(?:role|part)\s+of\b|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity|character)\s+of\b|\bimpersonat\w*\s+(?:the|a|an|my|your|our)\s+(?!(?:customers?|tenants?|users?|accounts?|patients?)\b)\w+",
-    r"\b(?:jailbreak|jailbroken|dan\s+mode|do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|god\s+mode)\b",
+    r"\b(?:jailbroken|(?:you\s+are|you'?re|enter|activate|switch\s+to)\s+(?:a\s+|the\s+)?jailbreak|dan\s+mode|do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|god\s+mode)\b",
     r"\b(?:enable|enter|switch\s+(?:to|into)|activate|turn\s+on)\s+(?:the\s+)?(?:dan|developer|god|unrestricted|unfiltered|jailbreak|jailbroken|sudo|evil)\s+mode\b",
     r"\byou\s+(?:have|need)\s+no\s+(?:restrictions|rules|limits|filters|guidelines|boundaries|constraints)\b",
     r"\byou\s+(?:are|'re)\s+(?:free|allowed|permitted)\s+to\s+(?:ignore|break|bypass|disregard)\b",
@@ -670,7 +671,7 @@ _BYPASS_RX = (
     r"\b(?:reuse|use|take|copy|pass|paste)\s+the\s+approval\s+token\b",
     # Engram's own write and approval controls: a memory has no business steering the agent
     # towards the forced write or towards a host setting that stops the host from asking.
-    r"\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote)\b[^.\n;]{0,60}?(?:--force\b|\s-f\b)",
+    r"\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve|accept)\b[^.\n;]{0,60}?(?:--force\b|\s-f\b)",
     r"\bengram_commit\b[^.\n;]{0,80}?\b(?:allow\w*|permission\w*|pre-?approv\w*|auto\w*|trust\w*|approval_mode|approve)\b",
     r"\b(?:allow\w*|permissions?|approval_mode|pre-?approv\w*|trusted\s?folders?|enabledmcpjsonservers|auto-?approv\w*)\b[^.\n;]{0,80}?\bengram(?:_commit|\b)",
     r"\bthe\s+(?:user|human|owner|developer|operator)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:already\s+)(?:agreed|approved|consented|confirmed|accepted|authori[sz]ed|signed\s+off|said\s+yes|pre-?approved)\b",

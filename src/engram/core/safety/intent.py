@@ -61,7 +61,8 @@ SET_ASIDE = (
     "free from|released from|outdated|superseded|outrank|take precedence|trump|void|null and|"
     # es / pt / it (accents folded)
     "olvid|descart|deja de lado|deja a un lado|dejar de lado|haz caso omiso|hagas caso|anul|sin efecto|"
-    "ya no valen|ya no aplican|ya no cuentan|ya no rigen|como si no|pasa por alto|prescind|no sigas|no obedezcas|"
+    "ya no valen|ya no aplican|ya no cuentan|ya no rigen|no valen|non valgono|non vale piu|nao valem|"
+    "ne valent plus|gelten nicht|substituid|sustituid|remplace|ersetzt|sostituit|como si no|pasa por alto|prescind|no sigas|no obedezcas|"
     "esquec|deixe de lado|deixa de lado|desconsider|sem efeito|como se nao|nao siga|nao obedeca|"
     "dimentic|lascia perdere|lascia stare|metti da parte|trascur|come se non|non seguire|annull|"
     # fr
@@ -98,7 +99,9 @@ PRIOR = (
     "previous|prior$|earlier|before$|above$|preceding|foregoing|aforementioned|old$|older|original|"
     "initial|so far|until now|up to now|thus far|hitherto|existing|standing|whatever|everything|"
     "anything|nothing|none of|all of|your$|you were|you've been|you have been|you got|you received|"
-    "given to you|the user's|the human's|the user$|the human$|system$|"
+    "given to you|the user's|the human's|the user$|the human$|system$|at the start|at the beginning|"
+    "received|recebeu|recibiste|recibio|recu$|recues|erhalten|ricevut|no inicio|al principio|au debut|"
+    "am anfang|all'inizio|"
     "anterior|previ|de arriba|hasta ahora|antigu|original|del usuario|del sistema|tus$|sus$|"
     "acima|ate agora|do usuario|do sistema|suas$|seus$|tuas$|teus$|"
     "precedent|anterieur|ci-dessus|jusqu'ici|jusqu'a present|d'avant|de l'utilisateur|du systeme|tes$|vos$|"
@@ -135,6 +138,7 @@ CONTROL = (
     "permission|sign-off|signoff|2fa$|mfa$|two-factor|signature check|signature verification|"
     "signing|audit log|audit trail|sandbox|exfiltration check|content filter|filters$|refusal|"
     "human review|human in the loop|checks$|check$|ci gate|status check|required check|"
+    "validation|validacion|validacao|validazione|revisione|prufung|uberprufung|"
     "revision|aprobacion|aprovacao|approbation|genehmigung|freigabe|zustimmung|revision humana|"
     "revisao|controles de seguridad|comprobacion|verificac|securite|sicherheit|sicurezza|"
     "安全|セキュリティ|レビュー|承認|確認|审查|審查|审核|審核|批准|确认|確認|보안|검토|승인"
@@ -155,7 +159,9 @@ SENSITIVE = (
     "credential|secret|secrets|api key|api keys|apikey|access key|private key|deploy key|ssh key|"
     "keys$|token|tokens|password|passwd|passphrase|cookie|session id|printenv|env$|environment variables|"
     ".env$|~/.aws|~/.ssh|~/.docker|~/.kube|~/.netrc|~/.npmrc|~/.pypirc|id_rsa|id_ed25519|"
-    "keychain|vault|kubeconfig|service account|clave|claves|contrasena|credencial|senha|chave|chaves|"
+    "keychain|vault|kubeconfig|service account|shell history|bash_history|zsh_history|git config|"
+    "untracked files|zip of the repo|tarball of the repo|archive of the repo|copy of the repo|"
+    "entire repo|whole repo|the codebase|clave|claves|contrasena|credencial|senha|chave|chaves|"
     "cle$|cles$|mot de passe|identifiant|schlussel|passwort|zugangsdaten|chiave|chiavi|"
     "ключ|парол|токен|鍵|キー|パスワード|トークン|秘密|密钥|密鑰|密码|密碼|令牌|凭证|憑證|키|비밀번호|토큰"
 )
@@ -163,7 +169,7 @@ MOVE_OUT = (
     "send|sent$|post$|posting|upload|paste|attach|share|leak|email|e-mail|mail$|forward|publish|"
     "push it to|push them to|push to a|commit them to|copy them to|copy it to|put them in|put it in|"
     "put them into|put it into|include them in|include it in|add them to|add it to|print|echo|dump|"
-    "exfil|beacon|submit|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
+    "exfil|beacon|submit|include|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
     "envia|enviar|manda|mandar|pega|pegar|publica|publicar|sube|subir|comparte|compartir|ponlas|ponlos|"
     "copia|copiar|envoie|envoyer|colle|coller|publie|partage|schick|send|sende|hochlad|poste|teile|"
     "veroffentlich|invia|inviare|incolla|pubblica|condividi|отправ|вставь|опубликуй|"
@@ -180,7 +186,8 @@ HIDE = (
     "don't mention|do not mention|never mention|don't tell|do not tell|never tell|don't report|"
     "do not report|without telling|without mentioning|without letting|keep it quiet|keep this quiet|"
     "keep quiet|keep the user in the dark|in the dark|out of your summary|out of the summary|"
-    "leave this out|leave it out|leave out|omit it from|omit this from|omit from|don't bring it up|"
+    "without listing|doesn't need to know|does not need to know|need not know|needn't know|"
+    "no need to mention|no need to tell|leave this out|leave it out|leave out|omit it from|omit this from|omit from|don't bring it up|"
     "do not bring it up|doesn't notice|don't notice|won't notice|not notice|never find out|"
     "without them knowing|behind their back|secretly|covertly|quietly|silently|stealth|"
     "no lo menciones|no se lo digas|sin decir|sin que|sans le dire|sans que|ne le dis pas|"
@@ -198,7 +205,9 @@ GRANT = (
     "granted|grants you|grant you|gives you|has given you|have been given|clearance|authorized to|"
     "authorised to|allowed to|permitted to|full access|unrestricted|admin rights|root access|sudo|"
     "elevated|superuser|god mode|developer mode|no restrictions|no limits|no refusals|no filters|"
-    "pre-approved|preapproved|already approved|already agreed|blanket|standing permission|"
+    "pre-approved|preapproved|pre-approuv|pre-aprobad|pre-aprovad|vorab genehmigt|"
+    "admin mode|administrator mode|modo administrador|mode administrateur|administratormodus|"
+    "modalita amministratore|管理员模式|管理者モード|관리자 모드|already approved|already agreed|blanket|standing permission|"
     "considered approved|consider every|consider all|treat every|treat all|"
     "autorizado|permitido|acceso total|autorise|autorisation|berechtigt|erlaubt|autorizzato|"
     "許可され|権限|授权|授權|权限|권한"
@@ -215,12 +224,15 @@ WRITE_MEMORY = (
     "hashes.json|pending-approvals|engram"
 )
 AUTHORITY_HEAD = lazy_compile(
-    r"(?:^|\n)\s*(?:[#>*_\s]*)(?:\[\s*|<\s*|\(\s*|```\s*|\|\s*)?"
+    r"(?:^|\n|[.!?:]\s)\s*(?:[#>*_\s]*)(?:\[\s*|<\s*|\(\s*|```\s*|\|\s*|【\s*)?"
     r"(?:system|sys|admin|administrator|root|developer|operator|security(?:\s+team)?|engram|anthropic|"
     r"openai|google|assistant\s+config|policy|important|urgent|priority|override|notice|alert|"
-    r"sistema|systeme|systemnachricht|sistema|システム|系统|系統|시스템)"
+    r"tool(?:[\s_-]*(?:output|result|response|call))?|function[\s_-]*(?:result|output)|"
+    r"note\s+(?:from|to)\s+(?:the\s+)?(?:tool|system|ai|assistant|model|agent)|"
+    r"(?:mensaje|mensagem|message|messaggio|nachricht)\s+(?:del?|do|du|dal|vom)\s+(?:sistema|systeme|system)|"
+    r"sistema|systeme|systemnachricht|システム|系统消息|系統訊息|系统|系統|시스템)"
     r"(?:[\s_-]*(?:notice|message|note|update|override|alert|directive|instruction|prompt|policy|"
-    r"change|config|mode|priority)s?){0,2}\s*(?:[\]>):|]|\(|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
+    r"change|config|mode|priority)s?){0,2}\s*(?:[\]>):|】]|#{2,}|\(|\{|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
     re.I,
 )
 _CLAUSE_END = lazy_compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
@@ -255,7 +267,7 @@ def _compiled() -> dict[str, re.Pattern[str]]:
 
 
 _OWN_WORK = lazy_compile(
-    r"\b(?:you|your|this\s+(?:step|note|change|file|line|instruction|message|comment)|these\s+"
+    r"\b(?:dass\s+du|que\s+tu|que\s+voce|che\s+hai|tu\s+as|du\s+hast|you|your|this\s+(?:step|note|change|file|line|instruction|message|comment)|these\s+"
     r"(?:steps|changes|instructions)|what\s+you|the\s+files?\s+you|it|them|that\s+you)\b"
     r"|このこと|これ|这|這|此"
 )
@@ -320,6 +332,21 @@ _SUBORDINATE = lazy_compile(
 _CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+# The reader named in the third person with what it may or must do ("the assistant can
+# bypass …", "o agente está autorizado a …", "maintainers want assistants to …").
+_READER_SUBJECT = lazy_compile(
+    r"\b(?:the\s+|an?\s+|any\s+|all\s+|o\s+|a\s+|el\s+|la\s+|l'|le\s+|der\s+|die\s+|il\s+|"
+    r"lo\s+|los\s+|les\s+|os\s+|gli\s+)?(?:ai\s+)?(?:assistants?|agents?|ai|llms?|models?|claude|"
+    r"copilot|gemini|codex|assistente|asistente|agente|ki|kis|ia)\s+"
+    r"(?:(?:should|must|shall|can|may|will|is\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|cleared|"
+    r"expected|required|supposed)|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|expected|required)|"
+    r"needs?\s+to|has\s+to|have\s+to|peut|doit|puede|debe|pode|deve|esta\s+autorizad[oa]|"
+    r"kann|darf|soll|muss|puo|e\s+autorizzat[oa]|opera|operates|works)\b)|"
+    r"\b(?:want|wants|expect|expects|ask|asks|require|requires|need|needs)\s+(?:the\s+|all\s+|every\s+)?"
+    r"(?:ai\s+)?(?:assistants?|agents?|ai|models?)\s+to\b"
+)
+
+
 def main_clause(clause: str) -> str:
     """The clause without an opening subordinate ("when you finish, send …" → "send …");
     empty when the subordinate has no main clause after it."""
@@ -336,14 +363,58 @@ def aimed_at_reader(clause: str) -> bool:
     ("the service sends the token to …", "no merge without approval") are not aimed."""
     if _CJK.search(clause) or re.search(r"[\u0400-\u04ff]", clause):
         return True  # no reliable verb position to look for; the other concepts decide
+    if _READER_SUBJECT.search(clause) or _YOU_MAY.search(clause):
+        return True
     if _SUBORDINATE.match(clause):
         clause = main_clause(clause)
         if not clause:
             return False
-    rest = clause[_LEAD.match(clause).end() :]
-    if _verb_at().match(rest) or _SIE.match(rest):
-        return True
-    return _YOU_MAY.search(clause) is not None
+    heads = [clause]
+    comma = clause.find(",")
+    if comma > 0 and len(clause[:comma].split()) <= 6:  # "as part of onboarding, send …"
+        heads.append(clause[comma + 1 :])
+    for head in heads:
+        rest = head[_LEAD.match(head).end() :]
+        if _verb_at().match(rest) or _SIE.match(rest):
+            return True
+    return False
+
+
+# Asking the reader for its own hidden configuration.
+_REVEAL = lazy_compile(
+    r"\b(?:quot\w*|repeat\w*|print\w*|output\w*|reveal\w*|show\w*|display\w*|copy|copie\w*|write|"
+    r"dump\w*|echo|paste|tell\s+me|recopie\w*|muestra\w*|mostra\w*|riporta\w*|ripeti\w*|repite\w*|"
+    r"repita\w*|imprime\w*|affiche\w*|zeig\w*|gib\w*|wiederhol\w*|begin\s+(?:its|your)\s+\w+\s+by\s+quoting)\b|"
+    r"(?:表示|出力|教えて|输出|輸出|显示|顯示|告诉我|告訴我|复述|複述|重复|重複)"
+)
+_OWN_CONFIG = lazy_compile(
+    r"\b(?:your|its|the\s+assistant'?s|tu|tus|su|sus|seu|sua|o\s+seu|ton|tes|le\s+tuo|il\s+tuo|tuo|tue|"
+    r"deine[nm]?|ihre[nm]?)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message|instructions?)|prompt|"
+    r"instructions?|configuration|config|guidelines|rules|instrucciones|instrucoes|consignes|istruzioni|"
+    r"anweisungen|systemprompt|prompt\s+de\s+sistema|prompt\s+di\s+sistema)\b|"
+    r"\b(?:hidden|initial|original|secret|full|complete)\s+(?:\w+\s+)?(?:system\s+)?(?:prompt|instructions|"
+    r"configuration|message)\b|\bsystem\s+(?:prompt|message)\b[^.;]{0,30}\b(?:you|tu|que\s+tu)\b|"
+    r"\bmessage\s+systeme\s+que\s+tu|\bistruzioni\s+nascoste|\binstrucciones\s+(?:de(?:l)?\s+sistema|ocultas)|"
+    r"\bwhat\s+(?:were\s+you|you\s+were)\s+told\b|\bbefore\s+the\s+user'?s\s+first\s+message\b|"
+    r"システムプロンプト|系统提示|系統提示|隐藏指令|初始指令"
+)
+# A settings block that switches the reader's controls off or opens everything to it.
+_PERMISSION_SWITCH = lazy_compile(
+    r"[\"']?(?:require|requires|need|enforce|enable|use)?[_-]?(?:human[_-])?(?:approval|review|confirm\w*|"
+    r"redact\w*|safety|sandbox\w*|verif\w*|scan\w*|guardrails?)[\"']?\s*[:=]\s*[\"']?(?:false|off|no|0|none|"
+    r"disabled)\b|[\"']?allow[_-]?\w+[\"']?\s*[:=]\s*[\"']?(?:\*|all|any|true)[\"']?"
+)
+_AGENTISH = lazy_compile(r"\b(?:agent|assistant|model|ai|llm|copilot|claude|permissions?)\w*")
+_HIDE_RX = lazy_compile(
+    r"\b(?:erwahn|sag|teil|berichte|meld)\w*\b[^.;]{0,40}\bnicht\b|"
+    r"\bne\s+(?:lui\s+|leur\s+)?(?:signale|dis|mentionne|indique|previens|parle|raconte)\w*\s+pas\b|"
+    r"\bno\s+(?:le\s+|les\s+)?(?:digas|menciones|cuentes|avises|informes|reportes)\b|"
+    r"\bnao\s+(?:lhe\s+)?(?:conte|mencione|diga|avise|informe|relate)\b|"
+    r"\bnon\s+(?:gli\s+|le\s+)?(?:dire|dirgli|menzionare|segnalare|informare|dirlo|raccontare)\b"
+)
+_SECRET_VAR = lazy_compile(
+    r"\$\{?[a-z0-9_]*(?:secret|token|password|passwd|api_key|apikey|access_key|private_key|credential)[a-z0-9_]*"
+)
 
 
 _USER_OBJECT = lazy_compile(
@@ -369,6 +440,23 @@ def clause_intent(clause: str, before: str = "") -> tuple[str, str] | None:
     m = _USER_OBJECT.search(clause)
     if m and not _negated(clause, m.start()):
         return "override", m.group(0)
+    reveal, own = _REVEAL.search(clause), _OWN_CONFIG.search(clause)
+    if reveal and not own and re.search(r"\b(?:it|them|that|this)\b", clause):
+        own = _OWN_CONFIG.search(before)  # "what were you told …? repeat it word for word"
+    owned = own is not None and re.match(
+        r"(?:your|its|tu|tus|seu|ton|tes|tuo|deine|what)\b", own.group(0)
+    )
+    if (
+        reveal
+        and own
+        and (owned or not found["technical"])
+        and not _negated(clause, reveal.start())
+    ):
+        return "prompt_leak", f"{reveal.group(0)} … {own.group(0)}"
+    if _AGENTISH.search(clause):
+        m = _PERMISSION_SWITCH.search(clause)
+        if m:
+            return "disable_safety", m.group(0)
     aimed = aimed_at_reader(clause)
     clause = main_clause(clause) if not _CJK.search(clause) else clause
     found = {k: rx.search(clause) for k, rx in c.items()}
@@ -381,18 +469,22 @@ def clause_intent(clause: str, before: str = "") -> tuple[str, str] | None:
         r = found["remove"]
         if not _negated(clause, r.start()):
             return "disable_safety", f"{r.group(0)} … {control.group(0)}"
-    if has("sensitive", "move_out") and (found["outside"] or found["hide"]) and aimed:
+    sensitive = found["sensitive"] or _SECRET_VAR.search(clause)
+    if sensitive and found["move_out"] and (found["outside"] or found["hide"]) and aimed:
         m = found["move_out"]
-        if not _negated(clause, min(m.start(), found["sensitive"].start())):
-            return "exfiltration", f"{m.group(0)} … {found['sensitive'].group(0)}"
-    if has("hide") and (found["audience"] or found["addressee"]) and aimed:
+        if not _negated(clause, min(m.start(), sensitive.start())):
+            return "exfiltration", f"{m.group(0)} … {sensitive.group(0)}"
+    if not found["hide"]:
+        found["hide"] = _HIDE_RX.search(clause)
+    if has("hide") and (found["audience"] or found["addressee"]):
         h = found["hide"]
         told_users = re.match(
             r"\s*(?:never|don'?t|do\s+not)\s+\w+\s+(?:the\s+)?(?:users?|customers?|patients?)\s+"
             r"(?:their|that|whether|if|about\s+their)\b",
             clause[h.start() :],
         )
-        if not told_users and _about_own_work(clause):
+        second_person = re.search(r"\b(?:you|your|du|dass\s+du|tu|que\s+tu|voce|hai)\b", clause)
+        if not told_users and _about_own_work(clause) and (aimed or second_person):
             return "concealment", h.group(0)
     if found["grant"] and (aimed or found["addressee"]):
         g = found["grant"]
@@ -416,7 +508,7 @@ _URL = lazy_compile(r"\b(https?|ftp)://([^/\s'\"`)]+)(/[^\s'\"`)]*)?", re.I)
 _FETCH_RUN = lazy_compile(
     r"\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^|\n;]{0,240}?\|\s*"
     r"(?:sudo\s+(?:-\w+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python\d?|perl|ruby|node|iex|invoke-expression)\b|"
-    r"\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b|"
+    r"\b(?:(?:ba|z)?sh|python\d?|node|perl|ruby)\s+(?:-[ce]\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b|"
     r"\b(?:download|fetch|get|grab|descarga|baixe|telecharge|lade|scarica)\b[^;\n]{0,120}?"
     r"(?:chmod\s+\+?[0-7x]+|\b(?:run|execute|launch|start|ejecuta|execute|lance|fuhre|esegui)\b)"
 )
