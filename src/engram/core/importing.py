@@ -26,17 +26,35 @@ _MANAGED = re.compile(  # `engram link`'s block and the pointer `--replace-with-
     r"|^<!-- engram:pointer\b.*?^<!-- engram:pointer-end -->[ \t]*$",
     re.S | re.M,
 )
-_KNOWLEDGE = re.compile(
-    r"^(?:we|the\s+\w+|this\s+(?:project|repo|repository|service|app|package))\s+"
-    r"(?:use|uses|are|is|run|runs|has|have|keep|keeps|store|stores|deploy|deploys)\b",
+# Words that make a statement an obligation or a prohibition (a closed class, per language).
+_DEONTIC = re.compile(
+    r"\b(?:must|mustn't|never|always|only|should|shouldn't|shall|do\s+not|don't|does\s+not|"
+    r"avoid|prefer|required?|requires|mandatory|forbidden|not\s+allowed|no\s+longer|"
+    r"make\s+sure|ensure|need\s+to|needs\s+to|have\s+to|has\s+to|"
+    r"muss|müssen|nie|niemals|immer|nicht|keine?n?|verboten|soll|sollen|bitte|"
+    r"doit|doivent|jamais|toujours|interdit|obligatoire|pas\s+de|"
+    r"debe|deben|nunca|siempre|prohibido|obligatorio|evita|evitar)\b"
+    r"|必ず|禁止|しない|ないこと|ください|すること|してはいけない",
     re.IGNORECASE,
 )
+# The base form of verbs that open instructions ("Use …", "Run …", "Keep …").
 _IMPERATIVE = re.compile(
-    r"^(?:always|never|do\s+not|don't|must|should|prefer|avoid|use|run|keep|make\s+sure|"
-    r"ensure|only|write|add|put|name|follow|call|check|test|return|place|import|document|"
-    r"include|mark|handle|log|wrap|limit|validate|commit|push|open|update|remove|delete)\b",
+    r"^(?:use|run|keep|write|add|put|name|follow|call|check|test|return|place|import|"
+    r"document|include|mark|handle|log|wrap|limit|validate|commit|push|open|update|remove|"
+    r"delete|create|mock|raise|style|prefix|read|ask|start|stop|store|pin|tag|bump|set|"
+    r"define|declare|treat|let|leave|give|split|group|sort|quote|escape|pass|catch|throw|"
+    r"cache|rate-limit|lint|format|type-hint|annotate|review|measure|profile|refer|"
+    r"think|explain|answer|reply|respond|describe|list|prefer|favou?r|reuse|extend|"
+    r"verwende|nutze|schreibe|utilise[zr]?|utilisez|usa|utiliza|escribe)\b",
     re.IGNORECASE,
 )
+_FACT = re.compile(  # "We use X", "The API is …", "This service runs …": a description
+    r"^(?:we|our\s+\w+|the\s+\w+(?:\s+\w+)?|this\s+\w+|it|[\w.-]+)\s+"
+    r"(?:use|uses|are|is|was|run|runs|has|have|live|lives|deploy|deploys|come|comes|"
+    r"arrive|arrives|take|takes|build|builds|start|starts|open|opens|hold|holds)\b",
+    re.IGNORECASE,
+)
+_ENTRY_START = re.compile(r"^(?:`[^`]+`|[^\s:]{1,24}(?:\s[^\s:]{1,24}){0,2}\s?:\s)")
 _TAG_WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
 _GENERIC_HEADINGS = frozenset(
     "agents agents.md claude claude.md gemini gemini.md rules guidelines instructions notes "
@@ -94,17 +112,35 @@ def heading_tags(headings: list[str]) -> list[str]:
     return out[:MAX_TAGS]
 
 
-def classify(kind: str, items: list[str]) -> str:
-    """A numbered list is a procedure (skill); statements of fact are knowledge; else rule."""
-    if kind == "numbered" and len(items) >= 2:
-        return "skill"
-    facts = sum(1 for i in items if _KNOWLEDGE.match(i))
-    orders = sum(1 for i in items if _IMPERATIVE.match(i))
-    if facts and facts >= orders:
-        return "knowledge"
-    if orders:
+def item_kind(item: str, kind: str = "bullets") -> str:
+    """One statement: an obligation (`rule`) or a description (`knowledge`).
+
+    Words of obligation or prohibition, or a verb in the imperative, make a rule; a command
+    with what it does, a `Key: value` entry, a short name or a plain "we use …" statement
+    is knowledge. Otherwise a list item is a rule (instruction files list conventions) and
+    a paragraph is knowledge (it explains).
+    """
+    if _DEONTIC.search(item) or _IMPERATIVE.match(item):
         return "rule"
-    return "knowledge" if kind == "paragraph" else "rule"
+    if _ENTRY_START.match(item) or len(item.split()) <= 4 or _FACT.match(item):
+        return "knowledge"
+    return "knowledge" if kind in ("paragraph", "code") else "rule"
+
+
+def classify(kind: str, items: list[str], lead: str = "") -> str:
+    """A numbered list is a procedure (skill), unless most of its items are obligations
+    (numbered rules) and no sentence introduces it as steps; other blocks take the kind most of their
+    statements have (rule on a tie)."""
+    if kind in ("paragraph", "code"):  # a paragraph's lines are wrapped text: its sentences
+        items = re.split(r"(?<=[.!?。])\s+", " ".join(items))
+    items = [i for i in items if i.strip()]
+    if kind == "numbered" and len(items) >= 2:
+        obligations = sum(1 for i in items if _DEONTIC.search(i))
+        if lead or obligations * 2 < len(items):
+            return "skill"
+    kinds = [item_kind(i, kind) for i in items]
+    rules = kinds.count("rule")
+    return "rule" if rules and rules * 2 >= len(kinds) else "knowledge"
 
 
 @dataclass
@@ -117,6 +153,7 @@ class _Block:
     lead: str = ""  # the sentence that introduces a list ("To release:")
     code: list[str] = field(default_factory=list)  # fenced code that belongs to it
     title: str = ""  # a line that acts as a heading in a file without Markdown headings
+    spans: list[list[int]] = field(default_factory=list)  # each item's first and last line
 
 
 _LINK_ONLY = re.compile(
@@ -158,9 +195,14 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             if line.strip().startswith(fence):
                 fence = None
             elif line.strip() and code is not None:
-                code.code.append(line.strip())
+                if code.kind in ("bullets", "numbered") and code.items:
+                    code.items[-1] += f" `{line.strip()}`"  # the code of the item it follows
+                else:
+                    code.code.append(line.strip())
             if code is not None:
                 code.end = n
+                if code.spans:
+                    code.spans[-1][1] = n
             continue
         m = _FENCE.match(line.lstrip() if raw_line[:1] in " \t" else line)
         if m:
@@ -194,12 +236,14 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
                 out.append(cur)
             cur.items.append(_clean(item.group(2)))
             cur.raw.append(item.group(2).strip())
+            cur.spans.append([n, n])
             cur.end = n
             continue
         if cur is not None and cur.kind in ("bullets", "numbered") and (raw_line[:1] in " \t"):
             sub = item.group(2) if item else line  # a nested item or a continuation line
             cur.items[-1] = f"{cur.items[-1]} {_clean(sub)}".strip()
             cur.raw[-1] = f"{cur.raw[-1]} {sub.strip()}"
+            cur.spans[-1][1] = n
             cur.end = n
             continue
         if cur is None or cur.kind != "paragraph":
@@ -254,8 +298,25 @@ def _text_of(block: _Block) -> str:
     return " ".join(p for p in parts if p)
 
 
+_ENTRY = re.compile(r"^(?:`[^`]+`|[^\s:]{1,24}(?:\s[^\s:]{1,24}){0,2}:\s)")
+
+
+def _entries(block: _Block) -> bool:
+    """A list of entries (commands with what they do, `Key: value` lines, short names) is
+    one reference table, not separate statements."""
+    terse = sum(1 for r in block.raw if _ENTRY.match(r) or len(r.split()) <= 4)
+    return terse * 2 >= len(block.raw)
+
+
 def _chunks(block: _Block) -> list[_Block]:
-    """A block too long for one memory, cut between items (a procedure is never cut)."""
+    """One memory per bullet (each states its own rule or fact), unless a lead-in sentence
+    ties the list together; a block too long for one memory is cut between items (a
+    procedure is never cut)."""
+    if block.kind == "bullets" and not block.lead and len(block.items) > 1 and not _entries(block):
+        return [
+            _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
+            for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
+        ]
     if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
         return [block]
     out: list[_Block] = []
@@ -339,7 +400,7 @@ def split_markdown(
                         tags.append(t)
                 out.append(
                     Piece(
-                        type=classify(chunk.kind, chunk.items),
+                        type=classify(chunk.kind, chunk.items, chunk.lead),
                         title=title or body_text[:60],
                         text=body_text,
                         source=source,
