@@ -36,6 +36,17 @@ def test_every_line_of_hand_written_memory_comes_out_unchanged() -> None:
         ("The break-glass recovery code is 7hq2-k9dm-3xv8.", "7hq2-k9dm-3xv8"),
         ("Payroll row still shows the SSN 536294871 in column F.", "536294871"),
         ("NIE del proveedor: X1234567L", "X1234567L"),
+        ("CPF da fornecedora: 450.749.528-83", "450.749.528-83"),
+        ("BSN van de klant: 604956605", "604956605"),
+        ("PESEL klienta: 92032200826", "92032200826"),
+        ("客户身份证号：110105199019958221", "110105199019958221"),
+        ("N° de sécurité sociale : 2 86 03 75 123 456 39", "2 86 03 75 123 456 39"),
+        ("Key in chunks: sk_l ive_ Qx7P 2mRt 9vLw Kd3N Zp8F Hy4S Bc1J", "Qx7P"),
+        ("Backup codes for the admin: 4kd9-2mx7 p8q2-zz41 7hh3-w0e9", "7hh3-w0e9"),
+        (
+            'client = Client("AC0f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")',
+            "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        ),
     ],
 )
 def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
@@ -51,6 +62,10 @@ def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
         "Authorization: Basic dXNlcjpwYXNzd29yZA== is the docs' example header.",
         "Each tenant is limited per token to 10,000 events/s.",
         "The npm automation token is scoped to `@acme`.",
+        "Order 604956604 and invoice 45074952884 were refunded.",
+        "Twilio account SID: AC0f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c (an identifier).",
+        "echo SGVsbG8gZnJvbSB0aGUgcGxhdGZvcm0gdGVhbSE= | base64 -d",
+        "Application secrets are in AWS Secrets Manager and injected by External Secrets.",
         "Release signing: the minisign public key is RWSx4b8Q2mJv0nKkqE3YtHfLz9oA7cWdUe1gPiR5sTy6MhNj2bVxCqDr.",
     ],
 )

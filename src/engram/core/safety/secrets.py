@@ -232,7 +232,7 @@ _USER_PASS_FLAG = lazy_compile(
 )
 _SQL = lazy_compile(
     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(?P<q>['\"]?)(?P<val>[^'\"\s;]+)(?P=q)|"
-    r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s+(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
+    r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s*=?\s*N?(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
     r"\bsp_(?:addlogin|password)\s+(?:N?'[^']*'\s*,\s*)?N?(?P<q3>')(?P<val3>[^'\n]{3,})(?P=q3)"
 )
 _AUTH_HEADER = lazy_compile(
@@ -435,7 +435,7 @@ _PHONE_NANP = lazy_compile(
 _PHONE_CONTEXT = lazy_compile(
     r"(?i)\b(?:phone|tel|telephone|mobile|cell|fax|call|sms|whatsapp|signal|hotline|pager|"
     r"tel[eé]fono|telefone|celular|m[oó]vil|t[eé]l[eé]phone|portable|telefon|handy|"
-    r"telefono|cellulare|rappeler|appeler|anrufen|llamar|ligar)\b|電話|电话|携帯|手机|手機"
+    r"telefono|cellulare|rappeler|appeler|anrufen|llamar|ligar)\b|電話|电话|携帯|手机|手機|連絡先|联系电话|联系方式|聯絡電話|연락처|\\b(?:contact|kontakt|contato|contacto)\\b"
 )
 _PHONE_NATIONAL = lazy_compile(r"(?<![\w/.=#:-])\(?0?\d{2,5}\)?(?:[ .-]?\d{2,5}){1,4}(?![\w.-]?\d)")
 _PHONE_FR = lazy_compile(r"(?<![\w/.=#:-])0[1-9](?:[ .-]\d{2}){4}(?![\w.-]?\d)")
@@ -822,8 +822,20 @@ _SECRET_CONTEXT = lazy_compile(
 
 
 _PUBLIC_CONTEXT = lazy_compile(
-    r"(?i)\b(?:public|pub)[\s_-]?keys?\b(?:\s+(?:is|was|reads|equals))?[\s:=\"'`(]*$"
+    r"(?i)\b(?:public|pub)[\s_-]?keys?\b(?:\s+(?:is|was|reads|equals))?[\s:=\"'`(]*$|"
+    r"\b(?:minisign|signify)\s+public\s+key\b(?![^\n]*\b(?:private|secret)\b)[^.]{0,60}$"
 )
+
+
+def _benign_base64(token: str) -> bool:
+    """Base64 of ordinary prose (a greeting, a banner): printable words, nothing secret."""
+    if len(token) < 16 or len(token) % 4 == 1:
+        return False
+    decoded = _decode_b64(token)
+    if not decoded or len(decoded) < 8 or " " not in decoded:
+        return False
+    printable = sum(c.isprintable() for c in decoded) / len(decoded)
+    return printable > 0.95 and not secret_spans(decoded, depth=1)
 
 
 def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
@@ -854,6 +866,8 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
         if _HASH_CONTEXT.search(before) or _PUBLIC_CONTEXT.search(before):
             continue
         if word.endswith("=") and _placeholder_pair(word):
+            continue
+        if _benign_base64(core):
             continue
         context = bool(_SECRET_CONTEXT.search(before))
         ent = _shannon(core)
@@ -970,6 +984,119 @@ def _hook_spans(text: str) -> list[Span]:
     return out
 
 
+# National identity numbers that carry their own check digits: the check, not a digit count,
+# tells them from order numbers. (name, pattern, checker, context needed for short ones)
+def _cpf_ok(d: str) -> bool:
+    if len(d) != 11 or len(set(d)) == 1:
+        return False
+    for n in (9, 10):
+        total = sum(int(d[i]) * (n + 1 - i) for i in range(n))
+        if (total * 10 % 11) % 10 != int(d[n]):
+            return False
+    return True
+
+
+def _bsn_ok(d: str) -> bool:
+    return len(d) == 9 and sum(
+        int(c) * w for c, w in zip(d[:8], range(9, 1, -1), strict=True)
+    ) % 11 == int(d[8])
+
+
+def _pesel_ok(d: str) -> bool:
+    if len(d) != 11:
+        return False
+    total = sum(int(c) * w for c, w in zip(d[:10], (1, 3, 7, 9, 1, 3, 7, 9, 1, 3), strict=True))
+    return (10 - total % 10) % 10 == int(d[10])
+
+
+def _cn_id_ok(d: str) -> bool:
+    if len(d) != 18 or not d[:17].isdigit():
+        return False
+    total = sum(
+        int(c) * w
+        for c, w in zip(d[:17], (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2), strict=True)
+    )
+    return "10X98765432"[total % 11] == d[17].upper()
+
+
+def _nir_ok(d: str) -> bool:
+    if len(d) != 15:
+        return False
+    body = d[:13].replace("2A", "19").replace("2B", "18")
+    return body.isdigit() and 97 - int(body) % 97 == int(d[13:])
+
+
+_NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...] = (
+    (
+        lazy_compile(r"(?<![\d.-])\d{3}\.?\d{3}\.?\d{3}-?\d{2}(?![\d.-])"),
+        _cpf_ok,
+        lazy_compile(r"(?i)\bcpf\b"),
+    ),
+    (
+        lazy_compile(r"(?<![\d.-])\d{9}(?![\d.-])"),
+        _bsn_ok,
+        lazy_compile(r"(?i)\b(?:bsn|burgerservicenummer|sofi)"),
+    ),
+    (lazy_compile(r"(?<![\d.-])\d{11}(?![\d.-])"), _pesel_ok, lazy_compile(r"(?i)\bpesel\b")),
+    (lazy_compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])"), _cn_id_ok, None),
+    (
+        lazy_compile(r"(?<!\d)(?<!\d )[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"),
+        _nir_ok,
+        None,
+    ),
+)
+
+
+def _national_id_spans(text: str) -> list[Span]:
+    if not re.search(r"\d{4}", text.replace(" ", "").replace(".", "")):
+        return []
+    out: list[Span] = []
+    for rx, ok, context in _NATIONAL_IDS:
+        if context is not None and not context.search(text):
+            continue
+        for m in rx.finditer(text):
+            digits = re.sub(r"[ .-]", "", m.group(0))
+            if ok(digits):  # type: ignore[operator]
+                out.append((m.start(), m.end(), "national-id"))
+    return out
+
+
+# A key spaced into short chunks ("sk_l ive_ Y5Gl 6ecp …"): the chunks, joined, are checked.
+_SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,8} ){4,}[A-Za-z0-9_+/=-]{2,8}(?!\S)")
+# "recovery codes: a b c d": every code of the list, not only the first.
+_CODE_LIST = lazy_compile(
+    r"(?i)\b(?:recovery|backup|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,40}:\s*"
+    r"(?P<list>[A-Za-z0-9-]{4,}(?:[\s,;]+[A-Za-z0-9-]{4,})*)"
+)
+_TWILIO_SID = lazy_compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")
+_HEX32 = lazy_compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
+
+
+def _spaced_and_listed_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _SPACED_RUN.finditer(text):
+        pieces = m.group(0).split()
+        if sum(_looks_like_word(p) for p in pieces) * 3 > len(pieces):
+            continue  # words of a sentence, not chunks of a key
+        joined = "".join(pieces)
+        if _known_format_spans(joined):
+            out += [(m.start() + p.start(), m.start() + p.end(), "split-secret")
+                    for p in re.finditer(r"\S+", m.group(0))]  # fmt: skip
+    for m in _CODE_LIST.finditer(text):
+        base = m.start("list")
+        for c in re.finditer(r"[A-Za-z0-9-]+", m.group("list")):
+            if re.search(r"\d", c.group(0)) and re.search(r"[A-Za-z]", c.group(0)):
+                out.append((base + c.start(), base + c.end(), "recovery-code"))
+    # A Twilio account or key SID names an account; the 32-hex value beside it is its token.
+    for sid in _TWILIO_SID.finditer(text):
+        line_start = text.rfind("\n", 0, sid.start()) + 1
+        line_end = text.find("\n", sid.end())
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        for h in _HEX32.finditer(line):
+            out.append((line_start + h.start(), line_start + h.end(), "twilio-auth-token"))
+    return out
+
+
 def secret_spans(text: str, *, depth: int = 0) -> list[Span]:
     """(start, end, kind) of every secret or personal datum in `text` (may overlap)."""
     spans = _known_format_spans(text)
@@ -983,4 +1110,7 @@ def secret_spans(text: str, *, depth: int = 0) -> list[Span]:
     spans += _pii_spans(text)
     spans += _piece_spans(text)
     spans += _hook_spans(text)
-    return [sp for sp in spans if sp[1] > sp[0]]
+    spans += _national_id_spans(text)
+    spans += _spaced_and_listed_spans(text)
+    sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()
+    return [sp for sp in spans if sp[1] > sp[0] and (sp[0], sp[1]) not in sids]
