@@ -162,6 +162,23 @@ _LINK_ONLY = re.compile(
 _PLACEHOLDER = re.compile(
     r"^(?:[_*]+[^_*]+[_*]+\.?|\([^()]+\)\.?|(?:TODO|TBD|FIXME|WIP)\b.*)$", re.IGNORECASE
 )
+# Another instruction file or folder named in a sentence: a pointer to text imported on its own.
+_INSTRUCTION_REF = re.compile(
+    r"(?:AGENTS|CLAUDE|GEMINI)(?:\.local|\.override)?\.md\b|\.claude/rules|\.cursor/rules|"
+    r"\.cursorrules|\.windsurf/rules|\.windsurfrules|copilot-instructions\.md|"
+    r"\.github/instructions|\.clinerules",
+    re.IGNORECASE,
+)
+# In a file's preamble, sentences about the file or to the agent reading it ("This file
+# guides Claude Code", "You are an expert …") introduce the file; they are not memories.
+_ADDRESS = re.compile(
+    r"(?<![\w./-])(?:claude(?:\s+code)?|gemini(?:\s+cli)?|copilot|cursor|windsurf|cascade|cline|codex|"
+    r"(?:ai|coding)\s+(?:agents?|assistants?))\b|^you\s+are\b|"
+    r"\b(?:this|ce|cette|diese[rs]?|este|esta)\s+(?:file|document|fichier|datei|archivo|documento)\b|"
+    r"このファイル|このドキュメント",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 _END_PUNCT = (".", "!", "?", ";", "。", "！", "？")
 
 
@@ -169,7 +186,7 @@ def _titleish(line: str) -> bool:
     """A short line without sentence punctuation: a heading in a file that has no `#`."""
     words = line.rstrip(":").split()
     return (
-        0 < len(words) <= 5
+        0 < len(words) <= (8 if line.isupper() else 5)
         and not line.endswith(_END_PUNCT)
         and not _BULLET.match(line)
         and not _NUMBERED.match(line)
@@ -283,6 +300,54 @@ def _worth_keeping(block: _Block) -> bool:
     )
 
 
+def _pointer(sentence: str) -> bool:
+    """A sentence that mostly names another instruction file ("Rules live in `.claude/rules/`")."""
+    if not _INSTRUCTION_REF.search(sentence):
+        return False
+    rest = [w for w in sentence.split() if not _INSTRUCTION_REF.search(w)]
+    return len(rest) <= 8
+
+
+def _without_introduction(blocks: list[_Block]) -> list[_Block]:
+    """The preamble's paragraphs without the sentences that introduce the file or point to
+    other instruction files; a paragraph left empty goes."""
+    out = []
+    for b in blocks:
+        if b.kind != "paragraph" or b.code:
+            out.append(b)
+            continue
+        sentences = _SENTENCE_END.split(" ".join(b.items))
+        kept = [x for x in sentences if not (_ADDRESS.search(x) or _pointer(x))]
+        if kept:
+            b.items = [" ".join(kept)] if len(kept) < len(sentences) else b.items
+            out.append(b)
+    return out
+
+
+def _with_examples(blocks: list[_Block]) -> list[_Block]:
+    """An example (a few words such as `Do:` or `Example:` over a code block) belongs to
+    the statement it illustrates: the next one in the section, else the one before."""
+    out: list[_Block] = []
+    pending: list[_Block] = []
+    for b in blocks:
+        example = b.code and len(" ".join(b.items).split()) <= 3 and b.kind == "paragraph"
+        if example:
+            pending.append(b)
+            continue
+        if pending:
+            b.lead = " ".join(x for x in (*(_text_of(p) for p in pending), b.lead) if x)
+            b.start = min(b.start, pending[0].start)
+            pending = []
+        out.append(b)
+    if pending and out:
+        last = out[-1]
+        last.code += [f"{' '.join(p.items)} {' '.join(p.code)}".strip() for p in pending]
+        last.end = max(last.end, pending[-1].end)
+    elif pending:
+        out += pending
+    return out
+
+
 def _code_text(block: _Block) -> str:
     return " ".join(f"`{c}`" for c in block.code[:40])
 
@@ -349,7 +414,11 @@ def split_markdown(
     text = strip_managed(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _HTML_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
     lines = text.split("\n")
-    sections: list[tuple[list[str], int, list[str]]] = []  # (heading path, first line, lines)
+    # (heading path, first line, lines, whether it is the preamble: before any heading but
+    # the file's one title)
+    sections: list[tuple[list[str], int, list[str], bool]] = []
+    intro = True
+    titles = 0
     stack: list[tuple[int, str]] = []
     body: list[str] = []
     body_at = first_line
@@ -373,8 +442,10 @@ def split_markdown(
                 and lines[i + 1].strip()[:1] == "="
             )
             if m or setext:
-                sections.append(([h for _, h in stack], body_at, body))
+                sections.append(([h for _, h in stack], body_at, body, intro))
                 level, title = (len(m.group(1)), m.group(2)) if m else (1, line.strip())
+                titles += level == 1
+                intro = intro and level == 1 and titles == 1
                 stack = [(lv, h) for lv, h in stack if lv < level] + [(level, _clean(title))]
                 skip = 1 if m else 2
                 body, body_at = [], n + skip
@@ -382,11 +453,14 @@ def split_markdown(
                 continue
         body.append(line)
         i += 1
-    sections.append(([h for _, h in stack], body_at, body))
+    sections.append(([h for _, h in stack], body_at, body, intro))
 
     out: list[Piece] = []
-    for headings, at, sec in sections:
-        for block in _blocks(sec, at):
+    for headings, at, sec, intro in sections:
+        blocks = _blocks(sec, at)
+        if intro:
+            blocks = _without_introduction(blocks)
+        for block in _with_examples(blocks):
             for chunk in _chunks(block):
                 body_text = _text_of(chunk)
                 if len(body_text) < 12:
