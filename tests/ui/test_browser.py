@@ -246,6 +246,7 @@ def test_health_shows_codes_with_their_fix(page: Any, project: Path, shots: Path
         "---\nschema_version: 3\nid: hand-made\ntype: rule\n---\n\n# Hand made\n\n## Content\n\n- x\n"
     )
     (ws_root(project) / "rules" / "broken.md").write_text("no front matter here\n")
+    _engram(project, "link", "claude")
     _view(page, "Health")
     page.wait_for_selector("table.findings")
     rows = {
@@ -255,7 +256,9 @@ def test_health_shows_codes_with_their_fix(page: Any, project: Path, shots: Path
     }
     assert "engram verify --accept rules/hand-made.md" in rows["manifest.unmanaged"]
     assert "front matter" in rows["memory.parse_error"]
-    assert "error" in page.inner_text("#health-summary")
+    assert "approve the `engram` server" in rows["host.claude_approval_pending"]
+    assert "linked hosts: claude (workspace)" in page.inner_text("#main")
+    assert "1 error(s)" in page.inner_text("#health-summary")
     page.screenshot(path=str(shots / "health.png"))
 
 

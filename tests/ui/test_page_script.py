@@ -71,7 +71,7 @@ def test_views_show_memory_as_text(
     assert "2 of 2 memories" in out["list"]
     assert "b" not in out["list_tags"]  # the <b> in the text made no element
     assert "<b>bold</b> stays text" in out["detail"]
-    assert "Depended on by" in out["detail"]
+    assert "depended on by" in out["detail"]
     assert "gone (missing)" in out["graph"]
     assert "doctor" in out["health"] and "verify" in out["health"]
     assert "tokens of a 1500-token budget" in out["task"]
