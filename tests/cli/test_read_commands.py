@@ -181,6 +181,8 @@ LOAD_ARGVS: list[list[str]] = [
     ["--budget", " 12 ", "x"],
     ["--budget", "+5", "x"],
     ["x", "--json", "--json"],
+    ["--path", "src/a.py", "--path=src/b.py", "--branch", "fix/x", "x"],
+    ["--branch=", "--path", "", "x"],
     [],
     [""],
 ]
@@ -201,6 +203,8 @@ LOAD_ARGVS_LEFT_TO_ARGPARSE: list[list[str]] = [
     ["--json=1", "x"],
     ["-", "x"],
     ["x", "-C", "/tmp"],
+    ["--path"],
+    ["--pat", "a.py", "x"],
 ]
 
 
@@ -261,3 +265,63 @@ def test_load_output_is_the_same_through_either_reader(demo: Path, capsys, monke
     monkeypatch.setattr(read, "fast_load_args", lambda *a: None)
     assert main(argv) == 0
     assert capsys.readouterr().out == fast and json.loads(fast)["ok"] is True
+
+
+def _billing_workspace(demo: Path, write_memory) -> Path:
+    root = ws_root(demo)
+    write_memory(root, "rule", "billing-money", "Money is integer cents",
+                 "- never floats for amounts", paths=["src/billing/**"])  # fmt: skip
+    write_memory(root, "knowledge", "waitlist-notes", "How the waitlist fills slots",
+                 "- the logic lives in `src/scheduling/waitlist.py`; first come, first served")  # fmt: skip
+    return root
+
+
+def test_load_takes_the_files_and_branch_of_the_work(demo: Path, write_memory) -> None:
+    _billing_workspace(demo, write_memory)
+    task = "the test fails after my change, fix it"
+
+    def load(*args: str, cwd: Path = demo) -> dict:
+        res = engram("load", *args, "--json", "--dry-run", cwd=cwd)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout)["data"]
+
+    assert "billing-money" not in load(task)["body_keys"]
+    data = load(task, "--path", "src/billing/charge.py", "--branch", "fix/rounding")
+    assert data["body_keys"][:1] == ["billing-money"]
+    assert data["signals"] == {"paths": ["src/billing/charge.py"], "branch": "fix/rounding"}
+    # a relative path starts from the current folder, as any path on a command line
+    sub = demo / "src" / "scheduling"
+    sub.mkdir(parents=True)
+    data = load(task, "--path", "waitlist.py", cwd=sub)
+    assert data["signals"]["paths"] == ["src/scheduling/waitlist.py"]
+    assert "waitlist-notes" in data["body_keys"]
+    assert load(task, "--path", str(demo / "src/billing/x.py"))["body_keys"][:1] == [
+        "billing-money"
+    ]
+    # -C: relative to that folder
+    other = demo.parent / "elsewhere"
+    other.mkdir()
+    res = engram("-C", str(demo), "load", task, "--path", "src/billing/x.py", "--json", cwd=other)
+    assert json.loads(res.stdout)["data"]["body_keys"][:1] == ["billing-money"]
+    # the signals alone are a task
+    alone = load("--path", "src/billing/charge.py")
+    assert alone["body_keys"] == ["billing-money"] and alone["query"] in (None, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--path", "../other/x.py"], "is outside the project"),
+        (["--path", "/etc/passwd"], "is outside the project"),
+        (["--path", "   "], "is not a file path"),
+        (["--path", "a" * 1001], "is not a file path"),
+        ([arg for i in range(51) for arg in ("--path", f"f{i}.py")], "at most 50 per load"),
+        (["--branch", "b" * 201], "longer than 200 characters"),
+        (["--path", "a\x1b[31m.py"], "paths: contains an ESC character"),
+    ],
+)
+def test_bad_task_signals_are_one_clear_line(demo: Path, args: list[str], message: str) -> None:
+    res = engram("load", "fix it", *args, cwd=demo)
+    assert res.returncode == 2, res.stderr
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert res.stdout == ""

@@ -426,3 +426,52 @@ def test_modern_tools_call_has_the_same_result(mcp, example_project):
     )
     assert resp["result"]["structuredContent"]["ok"] is True
     assert "release-process" in text_of(resp)
+
+
+def _signals_project(example_project: Path) -> Path:
+    rule = example_project / ROOT / "rules" / "billing-money.md"
+    rule.write_text(
+        "---\nschema_version: 3\nid: billing-money\ntype: rule\npaths: [src/billing/**]\n---\n\n"
+        "# Money is integer cents\n\n## Content\n\n- never floats for amounts\n",
+        encoding="utf-8",
+    )
+    return example_project
+
+
+@pytest.mark.parametrize("era", ["2024-11-05", "2025-11-25", "modern"])
+def test_engram_load_takes_the_paths_and_branch_of_the_work(mcp, example_project, era):
+    s = mcp(cwd=_signals_project(example_project))
+
+    def call(arguments: dict) -> dict:
+        if era == "modern":
+            params = {"_meta": envelope(), "name": "engram_load", "arguments": arguments}
+            return s.request("tools/call", params)
+        return s.call("engram_load", arguments)
+
+    if era == "modern":
+        listed = s.request("tools/list", {"_meta": envelope()})["result"]["tools"]
+    else:
+        s.initialize(era)
+        listed = s.request("tools/list")["result"]["tools"]
+    schema = {t["name"]: t for t in listed}["engram_load"]["inputSchema"]["properties"]
+    assert schema["paths"]["type"] == "array" and schema["paths"]["items"]["type"] == "string"
+    assert schema["branch"]["type"] == "string" and "branch" in schema["branch"]["description"]
+
+    task = "the test fails after my change, fix it"
+    resp = call({"query": task, "paths": ["src/billing/charge.py"], "branch": "fix/cents"})
+    assert "# Money is integer cents" in text_of(resp)  # the body, in every era
+    if era != "2024-11-05":  # structured content from 2025-06-18 on
+        data = data_of(resp)
+        assert data["body_keys"][:1] == ["billing-money"]
+        assert data["signals"] == {"paths": ["src/billing/charge.py"], "branch": "fix/cents"}
+        assert "billing-money" not in data_of(call({"query": task}))["body_keys"]
+        assert data_of(call({"paths": ["src/billing/x.py"]}))["body_keys"] == ["billing-money"]
+    for bad, message in (
+        ({"query": task, "paths": ["../outside.py"]}, "is outside the project"),
+        ({"query": task, "paths": "src/a.py"}, "'paths' must be an array of strings"),
+        ({"query": task, "paths": [f"f{i}.py" for i in range(51)]}, "at most 50 per load"),
+        ({"query": task, "branch": "b" * 201}, "longer than 200 characters"),
+    ):
+        resp = call(bad)
+        assert resp["result"]["isError"] is True, bad
+        assert message in text_of(resp), (bad, text_of(resp))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,8 @@ LOAD_VALUES = {
     "--disclosure": ("disclosure", "choice", ("auto", "cards", "bodies")),
     "--limit": ("limit", "int", (1, 32)),
     "--role": ("role", "text", None),
+    "--path": ("paths", "append", None),
+    "--branch": ("branch", "text", None),
 }
 LOAD_FLAGS = {
     "--full": "full",
@@ -63,7 +66,8 @@ def fast_load_args(argv: list[str], workspace: str | None) -> SimpleNamespace | 
     ns: dict[str, object] = {
         "workspace": workspace, "command": "load", "query": [], "ids": None,
         "budget_tokens": None, "disclosure": "auto", "full": False, "explain": False,
-        "all_": False, "limit": None, "dry_run": False, "role": None, "json": False,
+        "all_": False, "limit": None, "dry_run": False, "role": None, "paths": None,
+        "branch": None, "json": False,
     }  # fmt: skip
     words_done = False  # argparse takes the task's words as one run; a second run is an error
     i = 0
@@ -134,6 +138,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=_int_arg("--limit", 1, 32), help="memories per load (1-32)")
     p.add_argument("--dry-run", action="store_true", help="show what would load; count nothing")
     p.add_argument("--role", metavar="ROLE[,ROLE…]", help="active roles for this call")
+    p.add_argument(
+        "--path",
+        dest="paths",
+        action="append",
+        metavar="PATH",
+        help="a file the work touches, a task signal besides the words (repeatable)",
+    )
+    p.add_argument("--branch", metavar="BRANCH", help="the branch the work is on, a task signal")
     add_json_flag(p)
     p.set_defaults(func=run_load)
 
@@ -162,14 +174,22 @@ def run_load(args: argparse.Namespace) -> int:
     from engram.core.errors import UsageError
 
     query = " ".join(args.query)
-    if not args.ids and not query.strip():
+    if not args.ids and not query.strip() and not args.paths and not args.branch:
         raise UsageError(
-            'empty query: give the task in words (engram load "fix the login bug") or --id ID'
+            'empty query: give the task in words (engram load "fix the login bug"), '
+            "the files it touches (--path PATH, --branch BRANCH) or --id ID"
         )
+    from engram.cli.common import start_dir
+    from engram.core.signals import checked_signals
+
+    roots = roots_from(args)
+    paths, branch = checked_signals(
+        args.paths, args.branch, roots.project_dir, start_dir(args) or Path.cwd()
+    )
     result = api.load(
-        roots_from(args), query or None, ids=args.ids, budget_tokens=args.budget_tokens, disclosure=args.disclosure,
+        roots, query or None, ids=args.ids, budget_tokens=args.budget_tokens, disclosure=args.disclosure,
         full=args.full, explain=args.explain, all_=args.all_, dry_run=args.dry_run, roles=_roles(args.role),
-        limit=args.limit,
+        limit=args.limit, paths=paths, branch=branch,
     )  # fmt: skip
     return emit(result, args)
 

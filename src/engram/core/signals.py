@@ -41,6 +41,64 @@ def normalise_paths(paths: list[str], project_dir: Path | None = None) -> list[s
     return out[:MAX_PATHS]
 
 
+MAX_PATH_ARGS = MAX_PATHS  # paths a caller may name in one load
+MAX_PATH_CHARS = 1000
+MAX_BRANCH_CHARS = 200
+
+
+def checked_signals(
+    paths: object, branch: object, project_dir: Path | None, base: Path | None = None
+) -> tuple[list[str], str]:
+    """Task signals a person or an agent named (`engram load --path/--branch`, the
+    `paths`/`branch` arguments of `engram_load`) as project-relative paths and a branch,
+    or a UsageError that says what was wrong and what is allowed.
+
+    A relative path starts from `base` (the folder the command runs in; default: the
+    project). A path need not exist (the work may create it) but must stay inside the
+    project: it names a file of the work, and nothing is ever read from it."""
+    from engram.core.errors import UsageError
+
+    if paths is None:
+        paths = []
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise UsageError("paths must be a list of file paths (strings)")
+    if len(paths) > MAX_PATH_ARGS:
+        raise UsageError(f"{len(paths)} paths is too many: at most {MAX_PATH_ARGS} per load")
+    if branch is None:
+        branch = ""
+    if not isinstance(branch, str):
+        raise UsageError("branch must be a string: the name of the branch the work is on")
+    if len(branch.strip()) > MAX_BRANCH_CHARS:
+        raise UsageError(f"branch is longer than {MAX_BRANCH_CHARS} characters")
+    if paths and project_dir is None:
+        raise UsageError(
+            "paths name files of a project, and no project memory root was found "
+            "(run `engram init` in the project)"
+        )
+    out: list[str] = []
+    if paths:
+        project = os.path.realpath(project_dir)  # type: ignore[arg-type]
+        start = os.path.realpath(base) if base is not None else project
+        for raw in paths:
+            text = raw.strip()
+            if not text or len(text) > MAX_PATH_CHARS or "\x00" in text:
+                raise UsageError(
+                    f"path {raw[:80]!r} is not a file path: give 1 to {MAX_PATH_CHARS} "
+                    "characters, relative to the current folder or absolute"
+                )
+            full = os.path.normpath(os.path.join(start, os.path.expanduser(text)))
+            rel = os.path.relpath(full, project)
+            if rel == os.curdir:
+                continue  # the project itself says nothing about any one memory
+            if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+                raise UsageError(
+                    f"path {raw[:200]!r} is outside the project {project}: paths name files "
+                    "the work touches, inside the project"
+                )
+            out.append(rel.replace(os.sep, "/"))
+    return normalise_paths(out), branch.strip()
+
+
 def signal_words(paths: list[str], branch: str = "") -> list[str]:
     """Words of the touched paths (the folder and file names nearest the file) and the branch.
 

@@ -205,21 +205,29 @@ def _ids(value: str | None) -> list[str] | None:
 
 
 def run_load(call: Call, roots: Roots) -> Result:
+    from engram.core.signals import checked_signals
+
     a = call.args
     ids = _ids(a.get("id"))
-    if not ids and not a.get("query", "").strip():
+    if not ids and not a.get("query", "").strip() and not a.get("paths") and not a.get("branch"):
         from engram.core.errors import UsageError
 
-        raise UsageError("engram_load: give a `query` (the task) or an `id` (memory ids)")
+        raise UsageError(
+            "engram_load: give a `query` (the task), the `paths`/`branch` the work touches, "
+            "or an `id` (memory ids)"
+        )
+    paths, branch = checked_signals(a.get("paths"), a.get("branch"), roots.project_dir)
     return call.host.core(
         _api().load,
         roots,
-        None if ids else a.get("query"),
+        None if ids else (a.get("query") or None),
         ids=ids,
         budget_tokens=None if ids else a.get("budget_tokens"),  # R-TOOL-3
         disclosure=a.get("disclosure", "auto"),
         full=a.get("full", False),
         explain=a.get("explain", False),
+        paths=paths,
+        branch=branch,
     )
 
 
@@ -515,6 +523,18 @@ TOOLS: tuple[Tool, ...] = (
             "explain": {
                 "type": "boolean",
                 "description": "Add ranking evidence instead of bodies.",
+            },
+            "paths": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 1000},
+                "description": "Files the work touches, relative to the project root (at most "
+                "50): memories whose `paths:` globs match one, or whose body names it, rank "
+                "higher, and the words of the paths count as weak task words.",
+            },
+            "branch": {
+                "type": "string",
+                "maxLength": 200,
+                "description": "The branch the work is on; its words count as weak task words.",
             },
         },
         run_load,
