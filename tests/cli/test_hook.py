@@ -36,3 +36,47 @@ def test_hook_routes_without_argparse(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out == ""  # no workspace: nothing to inject
     assert main(["hook", "--help"]) == 0
     assert "usage: engram hook" in capsys.readouterr().out
+
+
+def test_the_prompt_hook_asks_git_only_inside_a_repository(tmp_path):
+    """A `git` first on PATH records each call and runs the real one: outside a repository
+    the hook starts no git process; inside one it reads the changed files and the branch."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    real_git = shutil.which("git")
+    if real_git is None:
+        pytest.skip("git is not installed")
+    bin_dir, calls = tmp_path / "bin", tmp_path / "git-calls"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_git}" "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    env = {**os.environ, "HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "eh"),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "GIT_CEILING_DIRECTORIES": str(tmp_path)}  # fmt: skip
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        env.pop(name, None)
+    project = tmp_path / "project"
+    project.mkdir()
+    engram = [sys.executable, "-m", "engram.cli.main"]
+    subprocess.run([*engram, "init", "--example"], cwd=project, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    subprocess.run([*engram, "set-read", "always"], cwd=project, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+
+    def prompt_hook(prompt: str) -> str:
+        payload = json.dumps({"session_id": prompt, "cwd": str(project), "prompt": prompt})
+        res = subprocess.run([*engram, "hook", "claude", "user-prompt-submit"], input=payload,
+                             cwd=project, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        return res.stdout
+
+    assert "release" in prompt_hook("how do we cut a release?").lower()
+    assert not calls.exists()  # not a repository: no git process
+    for args in (["init", "-q", "-b", "feature/changelog"], ["add", "-A"]):
+        subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True)
+    calls.unlink(missing_ok=True)
+    assert "release" in prompt_hook("how do we cut a release now?").lower()
+    assert "status" in calls.read_text()

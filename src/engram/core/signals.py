@@ -278,6 +278,21 @@ def path_matches(conn: sqlite3.Connection, paths: list[str]) -> tuple[set[int], 
     return declared, hits - declared
 
 
+def _in_git_work_tree(project_dir: Path) -> bool:
+    """Whether git could find a repository for this folder: a `.git` (folder, or the file of
+    a worktree or submodule) in it or a parent, or a repository named by the environment."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return True
+    folder = os.path.abspath(project_dir)
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
 def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str], str]:
     """(files the work touches, branch) from git: changed and staged files, and the cwd
     when it is a folder inside the project. Empty outside a git work tree or on any error.
@@ -285,8 +300,6 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
     One `git status` call; repository-configured programs (fsmonitor, hooks) are disabled
     because the repository may be hostile, and no lock is taken.
     """
-    import subprocess  # only the hooks read git; a load does not pay for the import
-
     paths: list[str] = []
     if cwd is not None:
         try:
@@ -295,6 +308,10 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
                 paths.append(rel + "/")
         except (OSError, ValueError):
             pass
+    if not _in_git_work_tree(project_dir):  # no git to ask: spare the hook a process
+        return normalise_paths(paths), ""
+    import subprocess  # only the hooks read git; a load does not pay for the import
+
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
         proc = subprocess.run(
