@@ -57,7 +57,7 @@ NEGATIONS = frozenset(
     mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
     disabled forbid forbidden forbids disallow disallowed nor none neither nothing nobody nowhere
     nunca jamás jamas ningún ninguna pas jamais aucun aucune sans nicht nie niemals kein
-    keine keinen keinem keiner ohne não nao nenhum nenhuma sem non""".split()
+    keine keinen keinem keiner ohne não nao nenhum nenhuma sem non mai""".split()
 )
 ALWAYS_WORDS = frozenset("always siempre toujours immer sempre".split())
 ANTONYMS = (
@@ -132,6 +132,24 @@ NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
     "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
+    "one": "1", "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16",
+    "seventeen": "17", "eighteen": "18", "nineteen": "19", "sixty": "60", "seventy": "70",
+    "eighty": "80", "ninety": "90", "thousand": "1000", "once": "1", "twice": "2",
+    "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "sept": "7", "huit": "8",
+    "neuf": "9", "dix": "10", "zwei": "2", "drei": "3", "vier": "4", "fünf": "5",
+    "sechs": "6", "sieben": "7", "acht": "8", "neun": "9", "zehn": "10", "dos": "2",
+    "tres": "3", "cuatro": "4", "cinco": "5", "seis": "6", "siete": "7", "ocho": "8",
+    "nueve": "9", "diez": "10", "dois": "2", "duas": "2", "três": "3", "sete": "7",
+    "oito": "8", "nove": "9", "dez": "10", "due": "2", "tre": "3", "quattro": "4",
+    "sei": "6", "sette": "7", "otto": "8", "dieci": "10",
+}  # fmt: skip
+# Function words that tell a text's language, for the stemmer of that language.
+_LANGUAGE_HINTS = {
+    "french": frozenset("le la les des du et est sont une dans avec pour pas ne plus sur qui que jamais toujours aussi chaque".split()),
+    "german": frozenset("der die das den dem des und ist sind nicht mit für von zu auf wird werden ein eine nie immer auch jede jeder".split()),
+    "spanish": frozenset("el la los las del y es son una con por para que se no en nunca siempre también cada".split()),
+    "portuguese": frozenset("o a os as do da dos das e é são um uma com por para que não em nunca sempre também cada".split()),
+    "italian": frozenset("il lo la gli le del della e è sono un una con per che non di mai sempre anche ogni".split()),
 }  # fmt: skip
 # Units of measure, folded so "30 s" and "30 seconds" say the same.
 UNIT_WORDS = {
@@ -224,6 +242,10 @@ _TOKEN = re.compile(
     r"|(?P<number>#?\b\d+(?:[.,]\d+)*(?:[a-zA-Z%]{1,3}\b)?%?)"
     r"|(?P<word>[\w][\w'’-]*)"
 )
+_PROCEDURE_HEAD = re.compile(
+    r"\s*(?:to|how\s+to|in\s+order\s+to|para|pour|um|zum|zur|per|so\s+wird|so\s+werden|para\s+o|para\s+a)\s",
+    re.IGNORECASE,
+)
 _VERSIONED = re.compile(r"^([a-z][a-z0-9-]*?[a-z])[-_:@]v?(\d+(?:\.\d+)+)$")
 _EMPHASIS = re.compile(r"(?<![\w*_~])[*_~]{1,3}(?=[^\s*_~])|(?<=[^\s*_~])[*_~]{1,3}(?![\w*_~])")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
@@ -260,21 +282,32 @@ class Profile(NamedTuple):
     head: int  # how many units the first clause has (before ";", ":" or a full stop)
     normal: str
     prefixes: frozenset[str]  # leading parts (≥ 5 letters) of its words, for word families
+    procedure: bool = False  # opens on the task it is for ("To cut a release: …")
 
 
-@lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
+@lru_cache(maxsize=8)
+def _stemmer(language: str = "english"):  # type: ignore[no-untyped-def]
     import snowballstemmer
 
-    return snowballstemmer.stemmer("english")
+    return snowballstemmer.stemmer(language)
 
 
 @lru_cache(maxsize=32768)
-def stem(word: str) -> str:
-    """The Snowball (Porter 2) stem of a lowercase word."""
-    if len(word) <= 3 or not word.isalpha() or not word.isascii():
+def stem(word: str, language: str = "english") -> str:
+    """The Snowball stem of a lowercase word (Porter 2 for English)."""
+    if len(word) <= 3 or not word.isalpha():
         return word
-    return _stemmer().stemWord(word)
+    if language == "english" and not word.isascii():
+        return word
+    return _stemmer(language).stemWord(word)
+
+
+def text_language(words: list[str]) -> str:
+    """The language whose function words a text uses most; English unless another clearly wins."""
+    counts = {lang: sum(w in hints for w in words) for lang, hints in _LANGUAGE_HINTS.items()}
+    lang, best = max(counts.items(), key=lambda kv: kv[1])
+    english = sum(w in _EN_STOPWORDS for w in words)
+    return lang if best >= 2 and best > english else "english"
 
 
 @lru_cache(maxsize=1)
@@ -372,6 +405,7 @@ def _analyse(text: str) -> Profile:
     pending: list[str] = []  # consecutive capitalised words: one name ("GitHub Actions")
     words_seen: list[str] = []  # every lowercase word, for mentions
     stems_seen: list[str] = []
+    language = text_language(re.findall(r"(?<![\w])[^\W\d_]{2,}(?![\w])", text.lower()))
 
     def flush() -> None:
         if pending:
@@ -388,7 +422,7 @@ def _analyse(text: str) -> Profile:
             units.append(Unit("number", NUMBER_WORDS[w], NUMBER_WORDS[w], shown))
             return
         w = UNIT_WORDS.get(w, w)
-        s = stem(w)
+        s = stem(w, language)
         stems_seen.append(s)
         units.append(Unit("word", canonical(s), s, shown))
 
@@ -444,6 +478,14 @@ def _analyse(text: str) -> Profile:
             prev_lower = ""
             continue
         prev_lower = lower
+        if lower in ("ne", "n") or (lower.startswith("n'") and len(lower) > 3):
+            flush()  # French "ne … pas/jamais/aucun" is one negation; "ne … plus" has only "ne"
+            if not re.match(
+                r"(?:\s*[\w']+){0,3}?\s+(?:pas|jamais|aucun|aucune|rien|personne|guère)\b",
+                text[m.end() :],
+            ):
+                negations.append(i)
+            continue
         if lower in NEGATIONS or lower.endswith("n't"):
             flush()
             negations.append(i)
@@ -511,6 +553,7 @@ def _analyse(text: str) -> Profile:
         adds=bool(ADD_RE.search(text)),
         head=head if head is not None else len(units),
         normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
+        procedure=bool(_PROCEDURE_HEAD.match(text)) and head is not None,
         prefixes=frozenset(
             u.key[:n]
             for u in units
@@ -701,6 +744,18 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     # An environment that only one text names scopes it: "the timeout in staging is 10 s"
     # is another fact than "the timeout is 30 s", not its new value.
     # (A reversal may name a new context: "never …; use trunk-based development".)
+    # The same task with its steps changed: "To restore a snapshot: stop, run X, start" →
+    # "… stop, run Y --verify, start" updates the procedure (the task names the subject).
+    if (
+        cand.procedure
+        and mem.procedure
+        and cand.head >= 2
+        and cand.keys[: cand.head] == mem.keys[: mem.head]
+        and same_polarity
+        and cover_m >= 0.6
+        and (only_c or only_m)
+    ):
+        return Relation("update", score, False, f"steps changed: {_changed(only_m, only_c)}")
     envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m) or (
         same_polarity and any(u.kind == "env" for u in (*names_c, *names_m))
     )
