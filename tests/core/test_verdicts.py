@@ -1390,7 +1390,25 @@ OWN_CASES: list[tuple[str, str, str, str, str]] = [
         "Drain the orders-dlq before it reaches 14 days of retention.",
         "ADD",
     ),
-]
+    # numbers as words, in other languages too
+    ("rule", "Hotfixes need approval from one release manager.", "rule",
+     "Hotfixes need approval from two release managers.", "UPDATE"),
+    ("knowledge", "Die Nachtschicht dauert acht Stunden.", "knowledge",
+     "Die Nachtschicht dauert 8 Stunden.", "DUPLICATE"),
+    # words stemmed in their own language; a reversal said in French or German
+    ("knowledge", "Die Scanner unterstützen den Offline-Modus.", "knowledge",
+     "Der Offline-Modus der Scanner wird nicht mehr unterstützt.", "SUPERSEDE"),
+    ("rule", "Toujours publier les images par lots de 20.", "rule",
+     "Ne plus publier les images par lots : tout part en une fois.", "SUPERSEDE"),
+    ("rule", "Ne jamais lancer les migrations depuis la CI.", "rule",
+     "Ne jamais lancer les seeds depuis la CI.", "ADD"),
+    # a procedure for the same task with a changed step
+    ("skill", "To rotate the signing key: revoke the old key, run keygen.sh, publish.", "skill",
+     "To rotate the signing key: revoke the old key, run `kms rotate --alias sign`, publish.",
+     "UPDATE"),
+    ("skill", "To rotate the staging key: revoke the old key, run keygen.sh, publish.", "skill",
+     "To rotate the production key: revoke the old key, run keygen.sh, publish.", "ADD"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("etype", "etext", "ctype", "ctext", "expected"), OWN_CASES)
