@@ -40,7 +40,9 @@ def _chromium() -> str | None:
 CHROMIUM = _chromium()
 if CHROMIUM is None:
     pytest.skip(
-        "no Chromium found (install the distribution's package, e.g. `apt-get install "
+        f"ENGRAM_TEST_CHROMIUM={os.environ['ENGRAM_TEST_CHROMIUM']!r} is not an executable"
+        if os.environ.get("ENGRAM_TEST_CHROMIUM")
+        else "no Chromium found (install the distribution's package, e.g. `apt-get install "
         "chromium`, or set ENGRAM_TEST_CHROMIUM): the real-browser tests are skipped",
         allow_module_level=True,
     )
