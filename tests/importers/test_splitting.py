@@ -27,3 +27,88 @@ def test_managed_block_is_left_out() -> None:
     text = '- Keep functions small.\n<!-- engram:begin x="1" -->\n- Engram text.\n<!-- engram:end -->\n'
     pieces = split_markdown(text, "CLAUDE.md")
     assert [p.text for p in pieces] == ["Keep functions small."]
+
+
+def _texts(text: str, source: str = "AGENTS.md") -> list[tuple[str, str]]:
+    return [(p.type, p.text) for p in split_markdown(text, source)]
+
+
+def test_bullets_that_stand_alone_are_one_memory_each_and_entries_stay_together() -> None:
+    text = (
+        "## Style\n- Money is always an integer number of cents in every service.\n"
+        "- Keep React components under two hundred lines each.\n\n"
+        "## Commands\n- `make dev` starts the stack.\n- `make test` runs the suite.\n\n"
+        "## Stack\n- Node 20 LTS\n- Postgres 15 via Neon\n"
+    )
+    got = _texts(text)
+    assert ("rule", "Money is always an integer number of cents in every service.") in got
+    assert ("rule", "Keep React components under two hundred lines each.") in got
+    assert ("knowledge", "`make dev` starts the stack. `make test` runs the suite.") in got
+    assert ("knowledge", "Node 20 LTS. Postgres 15 via Neon.") in got
+
+
+def test_structure_ties_lead_ins_code_and_examples_to_their_statement() -> None:
+    text = (
+        "## Review\nBefore you say a change is ready:\n\n- Tests pass.\n- Docs are updated.\n\n"
+        "## Setup\nRun these once:\n```sh\nmake install\nmake seed\n```\n\n"
+        "## Errors\nDo:\n```ts\nawait safe(call())\n```\n\nDon't:\n```ts\ntry {} catch {}\n```\n\n"
+        "Use `safe()` for every network call.\n"
+    )
+    got = [t for _, t in _texts(text)]
+    assert "Before you say a change is ready: Tests pass. Docs are updated." in got
+    assert "Run these once: `make install` `make seed`" in got
+    errors = next(t for t in got if "safe()` for every" in t)
+    assert "await safe(call())" in errors and "try {} catch {}" in errors and "Do:" in errors
+
+
+def test_what_is_not_a_memory_is_left_out() -> None:
+    text = (
+        "# Tidewater\n\nThis file provides guidance to Claude Code in this repository. "
+        "Rules for the API live in `.claude/rules/api.md`.\n\n"
+        "## Contents\n- [Setup](#setup)\n- [Style](docs/style.md)\n\n"
+        "## Overview\n_Coming soon._\n\n## Deploy\nTODO: write this.\n\n"
+        "## Style\n- Prefer early returns over nested conditionals.\n"
+    )
+    assert [t for _, t in _texts(text, "CLAUDE.md")] == [
+        "Prefer early returns over nested conditionals."
+    ]
+
+
+def test_headings_without_hash_numbered_rules_and_paragraph_statements() -> None:
+    text = (
+        "Key Principles\n- Write concise code and avoid classes where a function will do.\n"
+        "- Name files in lowercase with underscores everywhere.\n\n"
+        "1. Always use the Composition API in new components.\n"
+        "2. Never use default exports in TypeScript modules.\n\n"
+        "Quarry indexes documents into OpenSearch. It runs as a Kafka consumer. "
+        "Queries must go through quarry-api only.\n"
+    )
+    pieces = split_markdown(text, ".cursorrules")
+    assert pieces[0].title == "Key Principles" and "key" in pieces[0].tags
+    numbered = [p for p in pieces if "Composition API" in p.text or "default exports" in p.text]
+    assert [p.type for p in numbered] == ["rule", "rule"] and len(numbered) == 2
+    prose = [(p.type, p.text) for p in pieces if "Quarry" in p.text or "quarry-api" in p.text]
+    assert prose == [
+        ("knowledge", "Quarry indexes documents into OpenSearch. It runs as a Kafka consumer."),
+        ("rule", "Queries must go through quarry-api only."),
+    ]
+
+
+def test_sentences_do_not_end_inside_code_numbers_or_abbreviations() -> None:
+    from engram.core.importing import sentences
+
+    assert sentences("We use 3.12, e.g. for `a.b`. It runs! 次。文。") == [
+        "We use 3.12, e.g. for `a.b`.",
+        "It runs!",
+        "次。",
+        "文。",
+    ]
+
+
+def test_yaml_list_front_matter_and_brace_globs() -> None:
+    from engram.importers import front_matter, glob_list
+
+    fields, _, at = front_matter(
+        '---\npaths:\n  - "web/src/**/*.{ts,tsx}"\n  - web/tests/**\n---\nx'
+    )
+    assert glob_list(fields["paths"]) == ["web/src/**/*.{ts,tsx}", "web/tests/**"] and at == 6

@@ -276,8 +276,10 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
         if alone and _titleish(cur.items[0]) and not text.startswith("|"):
             cur.title = cur.items.pop().rstrip(":")  # `Dependencies` over its paragraph
             cur.raw.pop()
+            cur.spans.pop()
         cur.items.append(_clean(text))
         cur.raw.append(text)
+        cur.spans.append([n, n])
         cur.end = n
     return [b for b in out if _worth_keeping(b)]
 
@@ -382,6 +384,17 @@ def _chunks(block: _Block) -> list[_Block]:
             _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
             for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
         ]
+    if (
+        block.kind == "numbered"
+        and len(block.items) > 1
+        and classify("numbered", block.items) == "rule"
+    ):
+        return [  # numbered rules, each its own
+            _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
+            for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
+        ]
+    if block.kind == "paragraph" and not any(r.startswith("|") for r in block.raw):
+        return _statements(block)
     if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
         return [block]
     out: list[_Block] = []
@@ -394,6 +407,73 @@ def _chunks(block: _Block) -> list[_Block]:
         cur.items.append(item)
     cur.code = block.code
     out.append(cur)
+    return out
+
+
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no|nr|z\.B|d\.h|p\.ex|ej)|\.\.)\.$", re.I
+)
+# A sentence that leans on the one before it ("It …", "This means …", "Otherwise …").
+_CONTINUES = re.compile(
+    r"^(?:it|its|they|them|their|this|that|these|those|such|so|then|otherwise|also|but|"
+    r"however|instead|there|here|if\s+(?:so|not)|in\s+that\s+case|for\s+example|e\.g\.|"
+    r"es|sie|dies|das|sonst|il|elle|ils|cela|ce|sinon|esto|eso|si\s+no|de\s+lo\s+contrario)\b"
+    r"|^(?:それ|その|この|ただし|また|なお)",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a paragraph; a full stop inside a code span, a number or an abbreviation
+    does not end one."""
+    masked = re.sub(r"`[^`]*`", lambda m: "x" * len(m.group()), text)
+    out, start = [], 0
+    for m in re.finditer(r"(?<=[.!?])\s+(?=[^\s])|(?<=[。！？])\s*(?=[^\s])", masked):
+        piece = masked[start : m.start()]
+        if _ABBREVIATION.search(piece) or (
+            re.search(r"\d\.$", piece) and masked[m.end()].isdigit()
+        ):
+            continue
+        out.append(text[start : m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [x for x in out if x]
+
+
+def _statements(block: _Block) -> list[_Block]:
+    """A paragraph as its self-contained statements: one per sentence, a sentence that
+    leans on the one before it (`It …`, `Otherwise …`) kept with it."""
+    joined, bounds, at = "", [], 0
+    for item, (a, b) in zip(block.items, block.spans, strict=False):
+        bounds.append((at, a, b))
+        joined += item + " "
+        at = len(joined)
+    parts = sentences(joined.strip())
+    if len(parts) <= 2:  # a statement and its elaboration
+        return [block]
+    groups: list[list[str]] = []
+    kinds: list[str] = []
+    for sentence in parts:
+        kind = item_kind(sentence, "paragraph")
+        if groups and (_CONTINUES.match(sentence) or kind == kinds[-1]):
+            groups[-1].append(sentence)
+        else:
+            groups.append([sentence])
+            kinds.append(kind)
+    out: list[_Block] = []
+    pos = 0
+    for group in groups:
+        text = " ".join(group)
+        first = joined.find(group[0], pos)
+        last = joined.find(group[-1], max(first, 0)) + len(group[-1])
+        pos = max(pos, last)
+        lines = [(a, b) for off, a, b in bounds if off <= max(last - 1, 0)]
+        start = max((a for off, a, b in bounds if off <= max(first, 0)), default=block.start)
+        end = lines[-1][1] if lines else block.end
+        out.append(_Block("paragraph", start, end, [text], [text], title=block.title))
+    out[-1].code = block.code
+    out[-1].end = block.end
+    out[0].lead = block.lead
     return out
 
 
