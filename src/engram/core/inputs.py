@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # C0 and C1 control characters other than tab, line feed and carriage return.
 _CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 _BAD_FILE_CHAR = re.compile(f"[{_CONTROL}]")
-_BAD_ARG_CHAR = re.compile(f"[{_CONTROL}\ud800-\udfff]")
+_BAD_ARG_CHAR = f"[{_CONTROL}\ud800-\udfff]"  # compiled on first use (`re` keeps it)
 _CHAR_NAMES = {0x00: "a NUL character", 0x1B: "an ESC character", 0x7F: "a DEL character"}
 PRINTABLE_HINT = "printable UTF-8 text (tabs and line breaks are allowed)"
 
@@ -41,7 +41,9 @@ def _describe(ch: str) -> str:
 
 def text_problem(text: str) -> str | None:
     """What makes `text` unusable as memory text ('contains a NUL character at position 3')."""
-    m = _BAD_ARG_CHAR.search(text)
+    if text.isprintable():  # the common case, decided without the pattern
+        return None
+    m = re.search(_BAD_ARG_CHAR, text)
     if m is None:
         return None
     return f"contains {_describe(m.group())} at position {m.start()}"
@@ -49,7 +51,7 @@ def text_problem(text: str) -> str | None:
 
 def printable(text: str) -> str:
     """`text` with every character `check_text` refuses replaced by U+FFFD (for routing a prompt)."""
-    return _BAD_ARG_CHAR.sub("\ufffd", text)
+    return text if text.isprintable() else re.sub(_BAD_ARG_CHAR, "\ufffd", text)
 
 
 def check_text(value: str, field: str, what: str = "memory text") -> str:
@@ -209,13 +211,14 @@ _NOT_REDACTED = frozenset(
     {"id", "type", "author_name", "author_email", "created", "updated", "valid_from",
      "valid_until", "last_confirmed", "schema_version", "revision"}
 )  # fmt: skip
-_FENCED = re.compile(r"(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1[`~]*[ \t]*(?=\n|$)|\Z)", re.DOTALL)
-_INLINE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+# Patterns for the safety checks are compiled on first use: a load never needs them.
+_FENCED = r"(?s)(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1[`~]*[ \t]*(?=\n|$)|\Z)"
+_INLINE = r"(?s)(`+)(.+?)\1"
 # A run of four or more words apart by single spaces (a comma or colon may end one): prose,
 # whether it stands in a comment or a string literal. `--flags`, paths and `a-b` names
 # break a run, so a command line is not read as a sentence.
 _WORD = r"[^\W\d_]+(?:['’][^\W\d_]+)?"
-_PROSE_RUN = re.compile(rf"(?<![\w/.-])(?<!\w['’]){_WORD}(?:[,;:]?[ \t]{_WORD}){{3,}}")
+_PROSE_RUN = rf"(?<![\w/.-])(?<!\w['’]){_WORD}(?:[,;:]?[ \t]{_WORD}){{3,}}"
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # blank letters: invisible, not format
 
 
@@ -263,7 +266,7 @@ def split_code(text: str) -> tuple[str, str]:
         code.append(m.group(0))
         return " "
 
-    prose = _INLINE.sub(take, _FENCED.sub(take, text))
+    prose = re.sub(_INLINE, take, re.sub(_FENCED, take, text))
     return prose, "\n".join(code)
 
 
@@ -283,7 +286,7 @@ def _field_injection(text: str) -> str:
     hidden = _hidden_char(code)
     if hidden:
         return f"{hidden} in a code span"
-    runs = "\n".join(m.group(0) for m in _PROSE_RUN.finditer(code))
+    runs = "\n".join(m.group(0) for m in re.finditer(_PROSE_RUN, code))
     hit = find_injection(runs) if runs else None
     return f"{hit.kind}, in a code span" if hit is not None else ""
 

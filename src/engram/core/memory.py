@@ -358,9 +358,8 @@ def split_front_matter(text: str, max_bytes: int = FRONT_MATTER_BYTES) -> tuple[
     return fm, body
 
 
-_VARIANT_LINE = re.compile(
-    r"^\s*[-*]?\s*\**(light|balanced|strict)\**\s*[:\-—]\s*(.+)$", re.IGNORECASE
-)
+# compiled on first use (`re` keeps it): only parsing a memory file needs it
+_VARIANT_LINE = r"(?i)^\s*[-*]?\s*\**(light|balanced|strict)\**\s*[:\-—]\s*(.+)$"
 
 
 def _parse_body(body: str) -> tuple[str, str, dict[str, str], str, str]:
@@ -388,7 +387,7 @@ def _parse_body(body: str) -> tuple[str, str, dict[str, str], str, str]:
         elif lname in ("rule variants", "variants"):
             current = None
             for line in lines:
-                m = _VARIANT_LINE.match(line)
+                m = re.match(_VARIANT_LINE, line)
                 h = re.match(r"^###\s+(light|balanced|strict)\s*$", line.strip(), re.IGNORECASE)
                 if m:
                     current = m.group(1).lower()
