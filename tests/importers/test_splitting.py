@@ -112,3 +112,33 @@ def test_yaml_list_front_matter_and_brace_globs() -> None:
         '---\npaths:\n  - "web/src/**/*.{ts,tsx}"\n  - web/tests/**\n---\nx'
     )
     assert glob_list(fields["paths"]) == ["web/src/**/*.{ts,tsx}", "web/tests/**"] and at == 6
+
+
+def test_setext_headings_indented_code_symbol_items_checklists_and_html() -> None:
+    text = (
+        "Setup\n=====\n\nRun it like this:\n\n    make install\n    make seed\n\n"
+        "Rules\n-----\n\n✅ Use the vault for secrets in every environment.\n"
+        "❌ Never commit a .env file to the repository.\n\n"
+        "<details>\n<summary>Done</summary>\n\n- [ ] Tests pass\n- [x] Docs updated\n</details>\n"
+        "\n```html\n<details>kept in code</details>\n```\n"
+    )
+    pieces = split_markdown(text, "CLAUDE.md")
+    got = [(p.title, p.text) for p in pieces]
+    assert ("Setup", "Run it like this: `make install` `make seed`") in got
+    assert ("Rules", "✅ Use the vault for secrets in every environment.") in got
+    assert ("Rules", "❌ Never commit a .env file to the repository.") in got
+    checklist = next(p for p in pieces if "Tests pass" in p.text)
+    assert checklist.text.startswith("Tests pass. Docs updated.") and "[ ]" not in checklist.text
+    assert any("<details>kept in code</details>" in p.text for p in pieces)
+
+
+def test_an_import_inside_a_managed_block_is_not_followed(tmp_path) -> None:
+    from engram.importers import Workspace, read_all
+
+    (tmp_path / "CLAUDE.md").write_text(
+        '- Keep the changelog current.\n<!-- engram:begin hosts="claude" -->\n@secret.md\n'
+        "<!-- engram:end -->\n"
+    )
+    (tmp_path / "secret.md").write_text("- Text only an import would bring in.\n")
+    got = read_all(Workspace(tmp_path))
+    assert [p.text for r in got for p in r.pieces] == ["Keep the changelog current."]

@@ -21,6 +21,13 @@ _BULLET = re.compile(r"^( *)[-*+][ \t]+(.*)$")
 _NUMBERED = re.compile(r"^( *)\d{1,3}[.)][ \t]+(.*)$")
 _RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# Block-level HTML (`<details>`, `<summary>Title</summary>`, `<br>`): the words stay.
+_HTML_TAG = re.compile(
+    r"</?(?:details|summary|div|p|br|hr|span|section|kbd|sup|sub|b|i|em|strong)\b[^>]*>", re.I
+)
+_TASK = re.compile(r"^\[[ xX]\]\s+")  # `- [ ] item`: a checklist
+# A line led by a symbol (emoji, ✓, →) instead of `-`: an item of a list written without Markdown.
+_SYMBOL_ITEM = re.compile(r"^([^\w\s`*_\[(<>#|\-+\\/\"'.,:;!?])\s*\S")
 _MANAGED = re.compile(  # `engram link`'s block and the pointer `--replace-with-pointer` writes
     r"^<!-- engram:begin\b.*?^<!-- engram:end -->[ \t]*$"
     r"|^<!-- engram:pointer\b.*?^<!-- engram:pointer-end -->[ \t]*$",
@@ -33,7 +40,8 @@ _DEONTIC = re.compile(
     r"make\s+sure|ensure|need\s+to|needs\s+to|have\s+to|has\s+to|"
     r"muss|müssen|nie|niemals|immer|nicht|keine?n?|verboten|soll|sollen|bitte|"
     r"doit|doivent|jamais|toujours|interdit|obligatoire|pas\s+de|"
-    r"debe|deben|nunca|siempre|prohibido|obligatorio|evita|evitar)\b"
+    r"debe|deben|nunca|siempre|prohibido|obligatorio|evita|evitar|"
+    r"deve|devem|sempre|não|proibido|obrigatório|evite)\b"
     r"|必ず|禁止|しない|ないこと|ください|すること|してはいけない",
     re.IGNORECASE,
 )
@@ -84,6 +92,27 @@ class Piece:
 def strip_managed(text: str) -> str:
     """Blank out Engram's own managed blocks (kept as empty lines so line numbers hold)."""
     return _MANAGED.sub(lambda m: "\n" * m.group().count("\n"), text)
+
+
+def _html_as_text(lines: list[str]) -> list[str]:
+    """Block-level HTML tags dropped from the lines outside fenced code."""
+    out, fence = [], None
+    for ln in lines:
+        m = _FENCE.match(ln)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and ln.strip().startswith(fence):
+            fence = None
+        elif fence is None and _HTML_TAG.search(ln):
+            ln = _without_tags(ln)
+        out.append(ln)
+    return out
+
+
+def _without_tags(line: str) -> str:
+    """The line without block-level HTML tags, code spans (`<summary>` in code) untouched."""
+    parts = re.split(r"(`[^`]*`)", line)
+    return "".join(p if p.startswith("`") else _HTML_TAG.sub("", p) for p in parts)
 
 
 def _clean(line: str) -> str:
@@ -154,6 +183,7 @@ class _Block:
     code: list[str] = field(default_factory=list)  # fenced code that belongs to it
     title: str = ""  # a line that acts as a heading in a file without Markdown headings
     spans: list[list[int]] = field(default_factory=list)  # each item's first and last line
+    checklist: bool = False  # `- [ ]` items: they only make sense together
 
 
 _LINK_ONLY = re.compile(
@@ -174,7 +204,8 @@ _INSTRUCTION_REF = re.compile(
 _ADDRESS = re.compile(
     r"(?<![\w./-])(?:claude(?:\s+code)?|gemini(?:\s+cli)?|copilot|cursor|windsurf|cascade|cline|codex|"
     r"(?:ai|coding)\s+(?:agents?|assistants?))\b|^you\s+are\b|"
-    r"\b(?:this|ce|cette|diese[rs]?|este|esta)\s+(?:file|document|fichier|datei|archivo|documento)\b|"
+    r"\b(?:this|ce|cette|diese[rs]?|este|esta)\s+"
+    r"(?:file|document|fichier|datei|archivo|arquivo|ficheiro|documento)\b|"
     r"このファイル|このドキュメント",
     re.IGNORECASE,
 )
@@ -206,13 +237,15 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
     cur: _Block | None = None
     fence: str | None = None
     code: _Block | None = None
+    blank = True  # the line before was blank (an indented line after it is code)
+    in_item = False
     for n, raw_line in enumerate(lines, start=first):
         line = raw_line.rstrip()
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
             elif line.strip() and code is not None:
-                if code.kind in ("bullets", "numbered") and code.items:
+                if in_item and code.items:
                     code.items[-1] += f" `{line.strip()}`"  # the code of the item it follows
                 else:
                     code.code.append(line.strip())
@@ -225,6 +258,12 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
         if m:
             fence = m.group(1)
             code = cur if cur is not None or not out else out[-1]
+            # inside a list item (indented, or right under it) it is that item's code
+            in_item = (
+                code is not None
+                and code.kind in ("bullets", "numbered")
+                and (raw_line[:1] in " \t" or not blank)
+            )
             if code is None or (code.kind == "code" and code.end < n - 1):
                 code = _Block("code", n, n)
                 out.append(code)
@@ -234,8 +273,24 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
         if not line.strip() or _RULE_LINE.match(line):
             if cur is not None and cur.kind in ("paragraph", "code"):
                 cur = None
+            blank = True
             continue
+        listing = cur is not None and cur.kind in ("bullets", "numbered")
+        in_code = bool(out) and out[-1].code and out[-1].end == n - 1 and cur is None
+        if (blank or in_code) and not listing and raw_line.startswith(("    ", "\t")):
+            # an indented code block belongs to the block just before it
+            target = out[-1] if out else None
+            if target is None:
+                target = _Block("code", n, n)
+                out.append(target)
+            target.code.append(line.strip())
+            target.end = n
+            cur = None
+            continue
+        blank = False
         b, num = _BULLET.match(line), _NUMBERED.match(line)
+        if not (b or num) and raw_line[:1] not in " \t" and _SYMBOL_ITEM.match(line):
+            b = re.match(r"^()(.*)$", line)  # `✅ Do this`: an item of a list without `-`
         item = b or num
         if item and not item.group(1):
             kind = "bullets" if b else "numbered"
@@ -251,8 +306,12 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
                         out.pop()
                         cur.title = prev.items[0].rstrip(":")
                 out.append(cur)
-            cur.items.append(_clean(item.group(2)))
-            cur.raw.append(item.group(2).strip())
+            content = item.group(2)
+            if _TASK.match(content):
+                content = _TASK.sub("", content)
+                cur.checklist = True
+            cur.items.append(_clean(content))
+            cur.raw.append(content.strip())
             cur.spans.append([n, n])
             cur.end = n
             continue
@@ -379,20 +438,17 @@ def _chunks(block: _Block) -> list[_Block]:
     """One memory per bullet (each states its own rule or fact), unless a lead-in sentence
     ties the list together; a block too long for one memory is cut between items (a
     procedure is never cut)."""
-    if block.kind == "bullets" and not block.lead and len(block.items) > 1 and not _entries(block):
-        return [
+    together = block.lead or block.checklist or _entries(block)
+    separate = block.kind == "bullets" and not together
+    if block.kind == "numbered":  # numbered rules, each its own
+        separate = classify("numbered", block.items) == "rule"
+    if separate and len(block.items) > 1:
+        out = [
             _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
             for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
         ]
-    if (
-        block.kind == "numbered"
-        and len(block.items) > 1
-        and classify("numbered", block.items) == "rule"
-    ):
-        return [  # numbered rules, each its own
-            _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
-            for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
-        ]
+        out[-1].code, out[-1].end = block.code, block.end  # the list's own code: its last item
+        return out
     if block.kind == "paragraph" and not any(r.startswith("|") for r in block.raw):
         return _statements(block)
     if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
@@ -493,7 +549,7 @@ def split_markdown(
     """
     text = strip_managed(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _HTML_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
-    lines = text.split("\n")
+    lines = _html_as_text(text.split("\n"))
     # (heading path, first line, lines, whether it is the preamble: before any heading but
     # the file's one title)
     sections: list[tuple[list[str], int, list[str], bool]] = []
@@ -513,17 +569,21 @@ def split_markdown(
             fence = None
         elif fence is None:
             m = _HEADING.match(line)
-            setext = (
+            setext = (  # `Title` over `===` (level 1) or `---` (level 2), after a blank line
                 i + 1 < len(lines)
                 and line.strip()
                 and not _BULLET.match(line)
+                and not _NUMBERED.match(line)
+                and not line.startswith(("    ", "\t", "|"))
                 and _SETEXT.match(lines[i + 1])
                 and (not body or not body[-1].strip())
-                and lines[i + 1].strip()[:1] == "="
             )
             if m or setext:
                 sections.append(([h for _, h in stack], body_at, body, intro))
-                level, title = (len(m.group(1)), m.group(2)) if m else (1, line.strip())
+                if m:
+                    level, title = len(m.group(1)), m.group(2)
+                else:
+                    level, title = (1 if lines[i + 1].strip()[:1] == "=" else 2), line.strip()
                 titles += level == 1
                 intro = intro and level == 1 and titles == 1
                 stack = [(lv, h) for lv, h in stack if lv < level] + [(level, _clean(title))]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from engram.core.importing import split_markdown
+from engram.core.importing import split_markdown, strip_managed
 from engram.importers import FileResult, Problem, Workspace
 
 MAX_DEPTH = 5
@@ -51,7 +51,7 @@ def read_with_imports(
 ) -> None:
     """Split `rel` into `res.pieces`, then its imports (each file once, loops refused)."""
     text = ws.read(rel)
-    found = imports_in(text)
+    found = imports_in(strip_managed(text))  # an import inside Engram's own block is not one
     # A line that imports is a reference, not an instruction: what it names is read below.
     lines = text.split("\n")
     for line, _ in found:
