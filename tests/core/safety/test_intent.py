@@ -75,6 +75,14 @@ def test_quoted_code_is_not_read_as_an_instruction() -> None:
     assert find_intent(skeleton("Use `ignore previous rules` as the lint rule name.")) is None
 
 
+def test_the_example_memories_engram_init_writes_pass() -> None:
+    from engram.core.examples import EXAMPLES
+
+    texts = [t for ex in EXAMPLES for t in (ex[2], *ex[6], *(ex[7] or ()))]
+    assert len(texts) > 30
+    assert [(t, find_injection(t)) for t in texts if find_injection(t)] == []
+
+
 def test_every_line_of_hand_written_memory_passes() -> None:
     """Thousands of realistic rules, skills and facts (the routing workspaces): none is refused."""
     lines: set[str] = set()

@@ -166,7 +166,8 @@ SENSITIVE = (
     "ключ|парол|токен|鍵|キー|パスワード|トークン|秘密|密钥|密鑰|密码|密碼|令牌|凭证|憑證|키|비밀번호|토큰"
 )
 MOVE_OUT = (
-    "send|sent$|post$|posting|upload|paste|attach|share|leak|email|e-mail|mail$|forward|publish|"
+    "send|sent$|post$|posting|upload|paste|attach|share|leak|email it|email them|email the|"
+    "email this|email to|e-mail it|e-mail them|e-mail to|mail it|mail them|mail to|forward|publish|"
     "push it to|push them to|push to a|commit them to|copy them to|copy it to|put them in|put it in|"
     "put them into|put it into|include them in|include it in|add them to|add it to|print|echo|dump|"
     "exfil|beacon|submit|include|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
