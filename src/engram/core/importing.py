@@ -25,6 +25,9 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _HTML_TAG = re.compile(
     r"</?(?:details|summary|div|p|br|hr|span|section|kbd|sup|sub|b|i|em|strong)\b[^>]*>", re.I
 )
+_TERM = re.compile(
+    r"^\*\*[^*]{1,60}(?:\*\*\s*[:—–-]|[:：]\*\*\s)"
+)  # `**Term**: …`: a glossary entry
 _TASK = re.compile(r"^\[[ xX]\]\s+")  # `- [ ] item`: a checklist
 # A line led by a symbol (emoji, ✓, →) instead of `-`: an item of a list written without Markdown.
 _SYMBOL_ITEM = re.compile(r"^([^\w\s`*_\[(<>#|\-+\\/\"'.,:;!?])\s*\S")
@@ -289,7 +292,11 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             continue
         blank = False
         b, num = _BULLET.match(line), _NUMBERED.match(line)
-        if not (b or num) and raw_line[:1] not in " \t" and _SYMBOL_ITEM.match(line):
+        if (
+            not (b or num)
+            and raw_line[:1] not in " \t"
+            and (_SYMBOL_ITEM.match(line) or _TERM.match(line))
+        ):
             b = re.match(r"^()(.*)$", line)  # `✅ Do this`: an item of a list without `-`
         item = b or num
         if item and not item.group(1):
@@ -430,8 +437,16 @@ _ENTRY = re.compile(r"^(?:`[^`]+`|[^\s:]{1,24}(?:\s[^\s:]{1,24}){0,2}:\s)")
 def _entries(block: _Block) -> bool:
     """A list of entries (commands with what they do, `Key: value` lines, short names) is
     one reference table, not separate statements."""
-    terse = sum(1 for r in block.raw if _ENTRY.match(r) or len(r.split()) <= 4)
-    return terse * 2 >= len(block.raw)
+
+    def terse(raw: str) -> bool:
+        m = _ENTRY.match(raw)
+        if m and raw.startswith("`"):
+            return True  # a command and what it does
+        if m:  # `Key: value`: an entry while the value is short (a glossary defines at length)
+            return len(raw[m.end() :].split()) <= 8
+        return len(raw.split()) <= 4
+
+    return sum(1 for r in block.raw if terse(r)) * 2 >= len(block.raw)
 
 
 def _chunks(block: _Block) -> list[_Block]:
