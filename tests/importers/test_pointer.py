@@ -78,12 +78,13 @@ def test_restore_refuses_to_lose_edits_and_links_are_refused(project: Path) -> N
     out = _run(project, "import", "--restore")
     assert "changed after Engram wrote its pointer" in out.stdout + out.stderr
     assert guide.read_text() == edited and "Traceback" not in out.stderr
+    assert out.returncode == 1  # the file was left as it is: not what was asked
     (project / "docs").mkdir()
     (project / "docs/real.md").write_text("## Style\n- Use tabs for Makefiles.\n")
     (project / "CLAUDE.md").symlink_to("docs/real.md")
     _approve(project, _numbers(project, "use-tabs"))
     linked = _run(project, "import", "--replace-with-pointer")
-    assert "CLAUDE.md is a symbolic link" in linked.stdout
+    assert "CLAUDE.md is a symbolic link" in linked.stdout and linked.returncode == 1
     assert (project / "CLAUDE.md").is_symlink()
     assert (project / "docs/real.md").read_text() == "## Style\n- Use tabs for Makefiles.\n"
 

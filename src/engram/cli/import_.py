@@ -212,9 +212,10 @@ def _pointer_result(edits: list[Any], args: argparse.Namespace) -> Result:
             "diff": diff,
         },
     )
-    for e in edits:
-        if e.problem and "changed after" in e.problem:
-            result.diagnostics.append(Diagnostic("warning", "import.pointer_edited", e.problem))
+    for e in edits:  # a file left as it is: the command did not do all it was asked
+        if e.problem:
+            result.ok = False
+            result.diagnostics.append(Diagnostic("error", "import.pointer_refused", e.problem))
     return result
 
 
