@@ -1,4 +1,4 @@
-"""Splitting Markdown instruction files into candidates."""
+"""Splitting Markdown instruction files into candidates (engram.core.importing)."""
 
 from __future__ import annotations
 
