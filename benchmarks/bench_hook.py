@@ -8,6 +8,8 @@ for reading its task signals as it does in a real project. Runs are interleaved 
 load, prompt hook, session-start hook) so that machine noise hits them alike.
 
 Targets: the prompt hook ≤ cold load + 15 ms; a cold load at 1,000 memories ≤ 4 × floor.
+Both are judged on CPU time (user + system of the process and the git it runs): on a
+shared machine wall time also counts the waits for a core, CPU time does not.
 
     python benchmarks/bench_hook.py [--sizes 100,1000,10000] [--runs 15] [--no-git]
 """
@@ -140,14 +142,19 @@ def main() -> int:
             f"| {r['load_cpu'] / r['floor_cpu']:.1f}× | {r['prompt_cpu']:.1f} ms "
             f"| {r['prompt_cpu'] - r['load_cpu']:+.1f} ms | {r['start_cpu']:.1f} ms |"
         )
+    print("\nVerdicts on CPU time (the machine may be shared; wall time in brackets):")
     for size, r in rows:
-        hook_ok = r["prompt"] - r["load"] <= HOOK_MARGIN_MS
+        extra = r["prompt_cpu"] - r["load_cpu"]
+        hook_ok = extra <= HOOK_MARGIN_MS
         print(f"- {size:,}: prompt hook ≤ load + {HOOK_MARGIN_MS:g} ms: "
-              f"{'met' if hook_ok else 'NOT met'}")  # fmt: skip
+              f"{'met' if hook_ok else 'NOT met'} ({extra:+.1f} ms; wall "
+              f"{r['prompt'] - r['load']:+.1f} ms)")  # fmt: skip
         if size == 1000:
-            floor_ok = r["load"] <= FLOOR_MULTIPLE * r["floor"]
+            multiple = r["load_cpu"] / r["floor_cpu"]
+            floor_ok = multiple <= FLOOR_MULTIPLE
             print(f"- 1,000: cold load ≤ {FLOOR_MULTIPLE:g} × floor: "
-                  f"{'met' if floor_ok else 'NOT met'} ({r['load'] / r['floor']:.1f}×)")  # fmt: skip
+                  f"{'met' if floor_ok else 'NOT met'} ({multiple:.1f}×; wall "
+                  f"{r['load'] / r['floor']:.1f}×)")  # fmt: skip
     return 0
 
 
