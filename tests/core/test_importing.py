@@ -142,3 +142,10 @@ def test_an_import_inside_a_managed_block_is_not_followed(tmp_path) -> None:
     (tmp_path / "secret.md").write_text("- Text only an import would bring in.\n")
     got = read_all(Workspace(tmp_path))
     assert [p.text for r in got for p in r.pieces] == ["Keep the changelog current."]
+
+
+def test_a_table_is_one_knowledge_memory_row_by_row() -> None:
+    text = "## Ports\n| Service | Port |\n|---|---|\n| gateway | 8000 |\n| billing | 8102 |\n"
+    (piece,) = split_markdown(text, "AGENTS.md")
+    assert (piece.type, piece.title, piece.start, piece.end) == ("knowledge", "Ports", 2, 5)
+    assert piece.text == "Service | Port; gateway | 8000; billing | 8102."

@@ -187,6 +187,7 @@ class _Block:
     title: str = ""  # a line that acts as a heading in a file without Markdown headings
     spans: list[list[int]] = field(default_factory=list)  # each item's first and last line
     checklist: bool = False  # `- [ ]` items: they only make sense together
+    table: bool = False  # rows of a Markdown table
 
 
 _LINK_ONLY = re.compile(
@@ -336,10 +337,12 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             cur.end = n  # a table's delimiter row
             continue
         text = line.strip()
-        if text.startswith("|"):
+        row = text.startswith("|")
+        if row:
             text = " | ".join(c.strip() for c in text.strip("|").split("|"))
+            cur.table = True
         alone = len(cur.items) == 1 and not cur.title and not cur.code
-        if alone and _titleish(cur.items[0]) and not text.startswith("|"):
+        if alone and not cur.table and _titleish(cur.items[0]):
             cur.title = cur.items.pop().rstrip(":")  # `Dependencies` over its paragraph
             cur.raw.pop()
             cur.spans.pop()
@@ -421,7 +424,9 @@ def _code_text(block: _Block) -> str:
 
 
 def _text_of(block: _Block) -> str:
-    if block.kind == "paragraph" or block.kind == "code":
+    if block.table:  # one row after the other
+        body = _sentence("; ".join(i for i in block.items if i))
+    elif block.kind == "paragraph" or block.kind == "code":
         body = _sentence(" ".join(i for i in block.items if i)) if block.items else ""
     elif block.kind == "numbered":
         body = " ".join(f"{k}) {_sentence(i)}" for k, i in enumerate(block.items, start=1) if i)
@@ -464,7 +469,7 @@ def _chunks(block: _Block) -> list[_Block]:
         ]
         out[-1].code, out[-1].end = block.code, block.end  # the list's own code: its last item
         return out
-    if block.kind == "paragraph" and not any(r.startswith("|") for r in block.raw):
+    if block.kind == "paragraph" and not block.table:
         return _statements(block)
     if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
         return [block]
@@ -629,7 +634,9 @@ def split_markdown(
                         tags.append(t)
                 out.append(
                     Piece(
-                        type=classify(chunk.kind, chunk.items, chunk.lead),
+                        type="knowledge"  # a table describes
+                        if chunk.table
+                        else classify(chunk.kind, chunk.items, chunk.lead),
                         title=title or body_text[:60],
                         text=body_text,
                         source=source,
