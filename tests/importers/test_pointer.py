@@ -97,3 +97,28 @@ def test_replace_sections_keeps_unapproved_text_and_drops_emptied_headings() -> 
     assert new.startswith("# A\n\n<!-- engram:pointer")
     same, none = replace_sections(text, [])
     assert same == text and none == 0
+
+
+def test_global_files_get_their_pointer_and_come_back(project: Path, isolated_home: Path) -> None:
+    user = isolated_home / ".claude/CLAUDE.md"
+    user.parent.mkdir(parents=True)
+    original = (
+        "# Me\n\n## Style\n- Prefer early returns over nested conditionals.\n\n## Other\nKeep.\n"
+    )
+    user.write_text(original)
+    memory = isolated_home / "global-memory"
+    memory.mkdir()
+    env_set = _run(project, "config", "set", "--user", "global_path", str(memory))
+    assert env_set.returncode == 0, env_set.stderr
+    out = _run(project, "import", "--global", "--propose")
+    token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    numbers = dict(re.findall(r"^(\d+)\. \[\w+\] (\S+)", out.stdout, re.M))
+    pick = ",".join(n for n, t in numbers.items() if t.startswith("prefer-early"))
+    assert _run(project, "commit", token, "--approve", pick).returncode == 0
+    plan = _run(project, "import", "--global", "--replace-with-pointer", "--plan")
+    assert "--- a/~/.claude/CLAUDE.md" in plan.stdout and user.read_text() == original
+    done = _run(project, "import", "--global", "--replace-with-pointer")
+    assert done.returncode == 0, done.stderr
+    assert "early returns" not in user.read_text() and "Keep." in user.read_text()
+    back = _run(project, "import", "--global", "--restore")
+    assert back.returncode == 0 and user.read_text() == original
