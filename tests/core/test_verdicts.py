@@ -1408,6 +1408,16 @@ OWN_CASES: list[tuple[str, str, str, str, str]] = [
      "UPDATE"),
     ("skill", "To rotate the staging key: revoke the old key, run keygen.sh, publish.", "skill",
      "To rotate the production key: revoke the old key, run keygen.sh, publish.", "ADD"),
+    # a number or a capital letter that names one of a series is another thing, not a value
+    ("rule", "Forklifts in bay 3 must stop at the yellow line.", "rule",
+     "Forklifts in bay 7 must stop at the yellow line.", "ADD"),
+    ("knowledge", "Sensor rev B samples at 50 Hz.", "knowledge",
+     "Sensor rev E samples at 200 Hz.", "ADD"),
+    ("knowledge", "The ingest job keeps 3 replicas.", "knowledge",
+     "The ingest job now keeps 5 replicas.", "UPDATE"),
+    # prohibition words in other languages are negations, like "never"
+    ("rule", "No publiques la app durante el cierre de mes.", "rule",
+     "Durante el cierre de mes está prohibido publicar la app.", "DUPLICATE"),
 ]  # fmt: skip
 
 

@@ -57,7 +57,9 @@ NEGATIONS = frozenset(
     mustn't mustnt cannot can't cant won't wont avoid avoids stop stopped without disable
     disabled forbid forbidden forbids disallow disallowed nor none neither nothing nobody nowhere
     nunca jamás jamas ningún ninguna pas jamais aucun aucune sans nicht nie niemals kein
-    keine keinen keinem keiner ohne não nao nenhum nenhuma sem non mai""".split()
+    keine keinen keinem keiner ohne não nao nenhum nenhuma sem non mai prohibited prohibit
+    prohibits banned ban bans prohibido prohibida prohibidos proibido proibida interdit
+    interdite interdits verboten untersagt vietato vietata""".split()
 )
 ALWAYS_WORDS = frozenset("always siempre toujours immer sempre".split())
 ANTONYMS = (
@@ -123,6 +125,24 @@ FILLER_WORDS = frozenset(
     """please sure ensure remember important importantly that's thats it's really
     actually basically every everything everyone whenever etc like need needs needed
     must should shall want wants expect kept keep keeps""".split()
+)
+# Nouns whose number is a measured value, not the name of one of a series ("port 8443",
+# "timeout 30" change; "aisle 12", "rev 4", "gate 3" name another thing).
+ATTRIBUTE_WORDS = frozenset(
+    """port ports timeout timeouts limit limits size ttl retention replicas replica workers
+    threads depth shards interval version versions threshold quota budget max min maximum
+    minimum capacity memory cpu cpus ram disk concurrency pool batch rate delay backoff retries
+    attempts length width height count number weight percent percentage coverage score sla slo
+    uptime latency cost price fee speed baud frequency every at least most than up down over
+    under about approximately around only top first last""".split()
+)
+# After a number that names one of a series: the sentence goes on with a verb, a
+# preposition or stops ("aisle 12 must …", "gate 3 at …"); a counted noun makes it a value.
+_NUMBER_ENDS_NAME = re.compile(
+    r"\s*(?:$|[.,;:!?)\]]|(?:must|should|shall|will|can|may|might|is|are|was|were|has|have|had|"
+    r"needs?|in|at|on|near|for|of|to|with|and|or|but|uses?|runs?|prints?|gets?|keeps?|sends?|"
+    r"stays?|goes|go|needs)\b)",
+    re.IGNORECASE,
 )
 ENV_NAMES = frozenset(
     """staging production prod dev development qa uat preprod sandbox canary demo""".split()
@@ -428,11 +448,16 @@ def _analyse(text: str) -> Profile:
 
     last_end = 0
     prev_lower = ""
+    prev_at = -1  # token position (in its sentence) of the word in prev_lower
+    prev_cased = ""
+    sentence_i = 0  # position of the current token in its sentence
     head: int | None = None
     for i, m in enumerate(_TOKEN.finditer(text)):
-        if head is None and units and re.search(r"[;:!?]|\.\s", text[last_end : m.start()]):
+        gap = text[last_end : m.start()]
+        if head is None and units and re.search(r"[;:!?]|\.\s", gap):
             flush()
             head = len(units)
+        sentence_i = 0 if re.search(r"[;:!?]|\.\s", gap) else sentence_i + (i > 0)
         kind = m.lastgroup or "word"
         tok = m.group()
         if pending and text[last_end : m.start()].strip():
@@ -454,7 +479,23 @@ def _analyse(text: str) -> Profile:
                     prev_lower = ""
                     continue
             vm = _VERSIONED.match(key) if kind == "dotted" else None
-            if vm:  # ubuntu-22.04: a named thing and its version (a value)
+            numbered = (
+                kind == "number"
+                and key.isdigit()
+                and prev_lower
+                and prev_at > 0
+                and prev_at == sentence_i - 1
+                and prev_lower not in ATTRIBUTE_WORDS
+                and prev_lower not in STOPWORDS
+                and prev_cased == prev_lower  # a common noun, not a product ("Postgres 14")
+                and _NUMBER_ENDS_NAME.match(text, m.end()) is not None
+            )
+            if numbered:
+                # "aisle 12", "rev 4", "gate 3": the number may name which one. It stays a
+                # value, marked with its noun; two texts that number the same noun
+                # differently speak of two things (see `relate`).
+                units.append(Unit("number", key, key, tok, (f"#{prev_lower}",)))
+            elif vm:  # ubuntu-22.04: a named thing and its version (a value)
                 units.append(Unit("ident", vm.group(1), vm.group(1), vm.group(1)))
                 units.append(Unit("version", vm.group(2), vm.group(2), vm.group(2)))
             elif key:
@@ -477,7 +518,7 @@ def _analyse(text: str) -> Profile:
             units.append(Unit("word", canonical(phrase), phrase, f"{prev_lower} {lower}"))
             prev_lower = ""
             continue
-        prev_lower = lower
+        prev_lower, prev_at, prev_cased = lower, sentence_i, tok.strip("'-")
         if lower in ("ne", "n") or (lower.startswith("n'") and len(lower) > 3):
             flush()  # French "ne … pas/jamais/aucun" is one negation; "ne … plus" has only "ne"
             if not re.match(
@@ -502,7 +543,11 @@ def _analyse(text: str) -> Profile:
         if wk == "acronyms":
             tok, wk = tok.strip("'-")[:-1], "name"
         if wk == "name":
-            acronym = len(tok.strip("'-")) >= 2 and tok.strip("'-").isupper()  # US, IT
+            bare_tok = tok.strip("'-")
+            # US, IT; and a single capital mid-sentence names a thing ("rev A", "plan B")
+            acronym = (len(bare_tok) >= 2 and bare_tok.isupper()) or (
+                len(bare_tok) == 1 and bare_tok.isupper() and bare_tok != "I"
+            )
             if not acronym and (
                 lower in STOPWORDS or lower in FILLER_WORDS or lower in MARKER_WORDS
             ):
@@ -759,7 +804,9 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m) or (
         same_polarity and any(u.kind == "env" for u in (*names_c, *names_m))
     )
-    series = any(_sibling(a, b) for a in names_c for b in names_m)
+    series = any(_sibling(a, b) for a in names_c for b in names_m) or any(
+        a.parts and a.parts == b.parts for a in vals_c for b in vals_m
+    )
     at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
     if envs or (series and not (cand.changes and at_end)):
         return Relation("different", score, False, _why_different(names_c, names_m))
