@@ -1040,7 +1040,9 @@ _NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...
     (lazy_compile(r"(?<![\d.-])\d{11}(?![\d.-])"), _pesel_ok, lazy_compile(r"(?i)\bpesel\b")),
     (lazy_compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])"), _cn_id_ok, None),
     (
-        lazy_compile(r"(?<!\d)(?<!\d )[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"),
+        lazy_compile(
+            r"(?<!\d)(?<!\d )[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"
+        ),
         _nir_ok,
         None,
     ),
