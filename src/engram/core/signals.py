@@ -14,6 +14,9 @@ import re
 import sqlite3
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engram.core.roots import WORKSPACE_SUBDIR
 
 MAX_PATHS = 50  # touched files considered (a huge diff says little about any one memory)
 GIT_TIMEOUT_S = 2.0
@@ -278,27 +281,43 @@ def path_matches(conn: sqlite3.Connection, paths: list[str]) -> tuple[set[int], 
     return declared, hits - declared
 
 
-def _in_git_work_tree(project_dir: Path) -> bool:
-    """Whether git could find a repository for this folder: a `.git` (folder, or the file of
-    a worktree or submodule) in it or a parent, or a repository named by the environment."""
+def _git_top(project_dir: Path) -> str | None:
+    """The folder of the repository git would find for this folder (the one holding `.git`,
+    a folder or the file of a worktree or submodule), "" when the environment names the
+    repository (GIT_DIR, GIT_WORK_TREE), None when there is none."""
     if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
-        return True
+        return ""
     folder = os.path.abspath(project_dir)
     while True:
         if os.path.lexists(os.path.join(folder, ".git")):
-            return True
+            return folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            return False
+            return None
         folder = parent
+
+
+def _git_status(project_dir: Path, env: dict[str, str], *, ahead_behind: bool) -> Any:
+    import subprocess  # only the hooks read git; a load does not pay for the import
+
+    # The memory root is left out: editing memory is not the work, and in a repository
+    # that keeps thousands of memories, checking them would be most of git's time.
+    spec = ["--", ".", f":(exclude){WORKSPACE_SUBDIR.as_posix()}"]
+    return subprocess.run(
+        ["git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "status",
+         "--porcelain=v1", "-b", "--untracked-files=no", "-z",
+         *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
+        cwd=project_dir, capture_output=True, timeout=GIT_TIMEOUT_S, env=env, check=False,
+    )  # fmt: skip
 
 
 def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str], str]:
     """(files the work touches, branch) from git: changed and staged files, and the cwd
     when it is a folder inside the project. Empty outside a git work tree or on any error.
 
-    One `git status` call; repository-configured programs (fsmonitor, hooks) are disabled
-    because the repository may be hostile, and no lock is taken.
+    One `git status` call over the project's files (not the memory root), without counting
+    commits ahead of the upstream; repository-configured programs (fsmonitor, hooks) are
+    disabled because the repository may be hostile, and no lock is taken.
     """
     paths: list[str] = []
     if cwd is not None:
@@ -308,21 +327,23 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
                 paths.append(rel + "/")
         except (OSError, ValueError):
             pass
-    if not _in_git_work_tree(project_dir):  # no git to ask: spare the hook a process
+    top = _git_top(project_dir)
+    if top is None:  # no git to ask: spare the hook a process
         return normalise_paths(paths), ""
-    import subprocess  # only the hooks read git; a load does not pay for the import
+    import subprocess
 
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        proc = subprocess.run(
-            ["git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null",
-             "status", "--porcelain=v1", "-b", "--untracked-files=no", "-z"],
-            cwd=project_dir, capture_output=True, timeout=GIT_TIMEOUT_S, env=env, check=False,
-        )  # fmt: skip
+        proc = _git_status(project_dir, env, ahead_behind=False)
+        if proc.returncode != 0 and b"no-ahead-behind" in proc.stderr:  # git before 2.17
+            proc = _git_status(project_dir, env, ahead_behind=True)
     except (OSError, subprocess.SubprocessError):
         return normalise_paths(paths), ""
     if proc.returncode != 0:
         return normalise_paths(paths), ""
+    # git names files from the top of the repository; the project may be a folder in it
+    prefix = os.path.relpath(os.path.abspath(project_dir), top) if top else os.curdir
+    prefix = "" if prefix == os.curdir else prefix.replace(os.sep, "/") + "/"
     branch = ""
     entries = proc.stdout.decode("utf-8", "replace").split("\x00")
     skip = False
@@ -334,6 +355,8 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
             head = entry[3:].split("...", 1)[0].strip()
             branch = "" if head.startswith(("HEAD", "No commits")) else head
         elif len(entry) > 3:
-            paths.append(entry[3:])
+            name = entry[3:]
+            if name.startswith(prefix):
+                paths.append(name[len(prefix) :])
             skip = entry[0] in "RC"
     return normalise_paths(paths), branch[:200]

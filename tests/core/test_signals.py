@@ -1,0 +1,88 @@
+"""Task signals read from git (`engram.core.signals.work_signals`) and named by a caller."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engram.core import api
+from engram.core.errors import UsageError
+from engram.core.signals import checked_signals, work_signals
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def _git(folder: Path, *args: str) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder),
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@b", "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, env=env)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@needs_git
+def test_a_project_in_a_folder_of_a_repository_gets_its_own_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    repo = tmp_path / "repo"
+    project = repo / "apps" / "billing"
+    api.init(project)
+    for rel in ("src/invoice.py", "src/old_name.py", ".agents/.engram/rules/r.md"):
+        _write(project / rel, "one\n")
+    _write(repo / "web" / "app.ts", "one\n")
+    _git(repo, "init", "-q", "-b", "fix/invoice-rounding")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "start")
+    _write(project / "src/invoice.py", "two\n")  # changed
+    _git(repo, "mv", "apps/billing/src/old_name.py", "apps/billing/src/new_name.py")  # staged
+    _write(project / ".agents/.engram/rules/r.md", "two\n")  # memory: not the work
+    _write(repo / "web" / "app.ts", "two\n")  # outside the project
+    paths, branch = work_signals(project, project / "src")
+    assert branch == "fix/invoice-rounding"
+    assert sorted(paths) == ["src", "src/invoice.py", "src/new_name.py"]
+
+
+def test_outside_a_repository_there_are_no_git_signals(tmp_path: Path, monkeypatch) -> None:
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))  # git could not even start
+    project = tmp_path / "plain"
+    api.init(project)
+    if any((p / ".git").exists() for p in (project, *project.parents)):
+        pytest.skip("the temporary folder is inside a git repository")
+    assert work_signals(project, project) == ([], "")
+
+
+def test_named_signals_are_project_paths_or_a_clear_error(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "src").mkdir(parents=True)
+    assert checked_signals(["src/a.py", "./src/../src/b.py", "c.py"], " main ", project) == (
+        ["src/a.py", "src/b.py", "c.py"],
+        "main",
+    )
+    assert checked_signals(["a.py"], "", project, project / "src") == (["src/a.py"], "")
+    assert checked_signals([str(project / "x.py")], None, project) == (["x.py"], "")
+    for paths, branch, message in (
+        (["../x.py"], "", "outside the project"),
+        (["/etc/passwd"], "", "outside the project"),
+        ([""], "", "is not a file path"),
+        ("src/a.py", "", "must be a list"),
+        ([1], "", "must be a list"),
+        ([f"{i}.py" for i in range(51)], "", "at most 50"),
+        ([], "x" * 201, "longer than 200"),
+        ([], 7, "branch must be a string"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            checked_signals(paths, branch, project)
+    with pytest.raises(UsageError, match="no project memory root"):
+        checked_signals(["a.py"], "", None)
