@@ -165,12 +165,14 @@ def test_nothing_applies_loads_nothing_and_says_so_in_one_line(project: Path, wr
 
 def test_a_plausible_but_unsure_match_is_a_card_never_a_body(project: Path, write_memory) -> None:
     roots = resolve_roots(_tiered_workspace(project, write_memory))
-    res = api.load(roots, "is the request commit slow under heavy rainfall traffic", explain=True)
+    # Every word is known to memory (a word no memory has lowers every confidence).
+    res = api.load(roots, "does the request commit when the station reports rainfall", explain=True)
     graded = {e["id"]: e for e in res.data["explain"]["selected"]}
     for mid in res.data["card_ids"]:
         assert graded[mid]["confidence"] < 0.6
     for mid in res.data["body_keys"]:
         assert graded[mid]["confidence"] >= 0.6
+    assert res.data["card_ids"], res.text
     if not res.data["body_keys"]:
         assert "no confident match: cards only" in res.text
 
@@ -357,3 +359,17 @@ def test_an_edited_paths_key_is_seen_on_the_next_load(project: Path, write_memor
                  "- never floats for amounts", paths=["web/**"])  # fmt: skip
     assert api.load(roots, task, paths=["src/billing/a.py"]).data["body_keys"] == []
     assert api.load(roots, task, paths=["web/app.tsx"]).data["body_keys"] == ["billing-money"]
+
+
+def test_a_task_word_no_memory_has_weighs_against_every_match(project: Path, write_memory) -> None:
+    """ "who takes over the pager on monday": only "monday" is known, from a memory about
+    release days; the task is mostly about something memory does not hold."""
+    root = ws_root(project)
+    write_memory(root, "knowledge", "release-days", "Release days",
+                 "- we release on monday and thursday", tags=["release"])  # fmt: skip
+    for i in range(6):
+        write_memory(root, "knowledge", f"note-{i}", f"Note {i}", f"- service {i} logs to loki")  # fmt: skip
+    roots = resolve_roots(project)
+    res = api.load(roots, "who takes over the pager rota on monday", explain=True)
+    assert "release-days" not in res.data["body_keys"], res.text
+    assert "release-days" in api.load(roots, "which days do we release on").data["body_keys"]

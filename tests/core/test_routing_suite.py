@@ -84,15 +84,17 @@ def test_the_cases_cover_what_the_router_must_get_right(memories: dict) -> None:
 
 
 SUITES = ("routing_cases.json", "routing_cases_2.json", "routing_cases_3.json")
-UNSEEN = "routing_cases_4.json"  # a new domain, never used to choose anything
+# New domains, never used to choose anything (each written without reading the router).
+UNSEEN = ("routing_cases_4.json", "routing_cases_5.json")
 # Floors per suite with the router's thresholds, at the level measured when they were set
 # (recall@8 over bodies and cards, share of cases with a forbidden body, empty-case
 # precision, mean tokens per load). Raise them as the router improves; never lower them.
 FLOORS = {
-    "routing_cases.json": {"recall": 0.97, "forbidden": 0.0, "empty": 0.75, "tokens": 300},
-    "routing_cases_2.json": {"recall": 0.92, "forbidden": 0.02, "empty": 0.85, "tokens": 300},
+    "routing_cases.json": {"recall": 0.97, "forbidden": 0.0, "empty": 0.80, "tokens": 300},
+    "routing_cases_2.json": {"recall": 0.92, "forbidden": 0.02, "empty": 0.90, "tokens": 300},
     "routing_cases_3.json": {"recall": 0.85, "forbidden": 0.07, "empty": 0.85, "tokens": 320},
-    UNSEEN: {"recall": 0.85, "forbidden": 0.08, "empty": 0.60, "tokens": 320},
+    "routing_cases_4.json": {"recall": 0.85, "forbidden": 0.06, "empty": 0.70, "tokens": 300},
+    "routing_cases_5.json": {"recall": 0.83, "forbidden": 0.08, "empty": 0.75, "tokens": 300},
 }
 # Leave one suite out: thresholds chosen on the other two, figures of the one left out.
 LOO_FLOORS = {
@@ -105,7 +107,7 @@ TARGETS = {"forbidden": 0.10, "empty": 0.70, "tokens": 600}
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    return leave_one_out([FIXTURES / s for s in SUITES], [FIXTURES / UNSEEN]).data
+    return leave_one_out([FIXTURES / s for s in SUITES], [FIXTURES / u for u in UNSEEN]).data
 
 
 def _check(name: str, f: dict, floor: dict) -> None:
@@ -132,9 +134,10 @@ def test_the_routers_thresholds_are_the_choice_on_every_suite(report: dict) -> N
     assert report["all_suites"] == report["defaults"]
 
 
-def test_the_unseen_suite_holds_its_floors(report: dict) -> None:
-    (entry,) = report["unseen"]
-    _check(UNSEEN, entry["figures"], FLOORS[UNSEEN])
+@pytest.mark.parametrize("suite", UNSEEN)
+def test_the_unseen_suites_hold_their_floors(report: dict, suite: str) -> None:
+    entry = next(u for u in report["unseen"] if u["cases_file"] == str(FIXTURES / suite))
+    _check(suite, entry["figures"], FLOORS[suite])
 
 
 def test_nothing_applies_and_generic_tasks_load_no_body_in_the_first_suite() -> None:

@@ -109,6 +109,7 @@ MAX_PER_TERM = 300  # best matches read per term; a memory below that for every 
 MAX_SCORED = 150  # candidates scored in full; the rest cannot reach a pack of at most 32
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 SIGNAL_WEIGHT = 0.5  # a word of a touched path or the branch counts half a word of the task
+UNKNOWN_WEIGHT = 0.5  # a task word no memory has weighs half the rarest word (typos happen)
 
 
 @lru_cache(maxsize=16384)
@@ -214,6 +215,8 @@ class Candidate:
 
     __slots__ = (
         "confidence",
+        "coverage",
+        "features",
         "idf_share",
         "matched",
         "named",
@@ -222,6 +225,7 @@ class Candidate:
         "reason",
         "row",
         "score",
+        "specific",
         "tier",
     )
 
@@ -241,6 +245,9 @@ class Candidate:
         # Rare query terms its title or tags name: such a memory is never cut for a low score.
         self.named: frozenset[str] = frozenset()
         self.idf_share = 1.0  # share of the query's informative weight (idf) that it matches
+        self.coverage = 1.0  # share of the query's meaningful terms that it matches
+        self.features: tuple[float, ...] = ()  # the evidence confidence is computed from
+        self.specific = 1.0  # idf of its rarest matched task term, over the most a term can have
         self.confidence = 1.0  # how sure the router is that the memory applies (see `grade`)
         self.tier = "body"  # what the confidence earns: "body", "card" or "unsure"
         self.pulled_by = ""  # for a prerequisite: the id of the memory that needs it
@@ -390,7 +397,11 @@ def rank(
         for t in terms
         if term_df.get(t)
     }
-    idf_total = sum(idf.values())
+    max_idf = math.log((total - 0.5) / 1.5 + 1.0) if total > 1 else 1.0
+    # A task word no memory has is the most informative word of all, and nothing matches it:
+    # "who takes over the pager on Monday" is not mostly matched by a memory naming Monday.
+    unknown = sum(1 for t in set(terms) if not term_df.get(t) and len(t) > 2)
+    idf_total = sum(idf.values()) + UNKNOWN_WEIGHT * max_idf * unknown
     # Signal words weigh less; a memory's share counts them only when that raises it.
     signal_idf = {
         w: SIGNAL_WEIGHT * math.log((total - term_df[w] + 0.5) / (term_df[w] + 0.5) + 1.0)
@@ -445,6 +456,8 @@ def rank(
             parts["paths"] = 3.0
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
         cand.idf_share = idf_share
+        cand.coverage = coverage
+        cand.specific = min(1.0, max((idf.get(t, 0.0) for t in own), default=0.0) / max_idf)
         if rowid in triggered or rowid in pathed:  # a trigger phrase or a touched file names it
             cand.named = cand.named | {TRIGGERED}
         if rowid in declared:
@@ -533,6 +546,37 @@ CARD_CONFIDENCE = 0.2  # at or above: a one-line card; below: nothing
 THIN_FACTOR = 0.5  # a task of one meaningful word: only a clear match keeps its confidence
 
 
+FEATURES = (
+    "idf_share",  # share of the task's informative (idf) weight the memory matches
+    "relative",  # its score over the best match's (agreement of field, tag, trigger signals)
+    "named",  # rare task words its title or tags name (0, 1, 2+ → 0, 0.5, 1)
+    "trigger",  # a trigger phrase a person wrote for it is in the task
+    "specific",  # idf of its rarest matched task word over the most a word can have
+    "coverage",  # share of the task's meaningful words it matches
+    "task_words",  # how many meaningful words the task has (6 or more → 1)
+    "thin",  # the task has at most one meaningful word ("commit this", "thanks")
+    "tags",  # task words its tags name (2 or more → 1)
+    "paths",  # it names a file the work touches
+)
+
+
+def confidence_features(cand: Candidate, top: float, n_terms: int) -> tuple[float, ...]:
+    """The evidence for `cand`, each in [0, 1], in the order of FEATURES."""
+    named = len(cand.named - {TRIGGERED, DECLARED})
+    return (
+        round(cand.idf_share, 4),
+        round(cand.score / top if top > 0 else 0.0, 4),
+        min(named, 2) / 2,
+        1.0 if TRIGGERED in cand.named else 0.0,
+        round(cand.specific, 4),
+        round(cand.coverage, 4),
+        min(n_terms, 6) / 6,
+        1.0 if n_terms <= 1 else 0.0,
+        min(cand.parts.get("tags", 0.0) / 1.2, 2) / 2,
+        1.0 if cand.parts.get("paths") else 0.0,
+    )
+
+
 def confidence(cand: Candidate, top: float) -> float:
     """How sure the router is that `cand` applies, from evidence that does not depend on rank:
 
@@ -569,6 +613,7 @@ def grade(
     own = [c for c in selected if not c.pulled_by]
     top = max((c.score for c in own), default=0.0)
     for c in own:
+        c.features = confidence_features(c, top, len(terms))
         c.confidence = confidence(c, top)
         if DECLARED in c.named:  # a person bound it to a file the work touches: it applies
             c.confidence = max(c.confidence, body_at)
