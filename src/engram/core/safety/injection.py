@@ -21,7 +21,7 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engram.core.safety.intent import aimed_at_reader, find_intent
+from engram.core.safety.intent import aimed_at_reader, blank_mentions, find_intent
 from engram.core.safety.normalise import (
     folded,
     is_invisible,
@@ -153,7 +153,7 @@ _HTML_TARGET = lazy_compile(
     re.I,
 )
 _PLACEHOLDER = lazy_compile(
-    r"\{\{?[^{}]*\}\}?|\$\{?[A-Za-z_]\w*\}?|<[^<>]+>|%s|\[[A-Za-z_ ]{3,}\]|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
+    r"\$\(|\{\{?[^{}]*\}\}?|\$\{?[A-Za-z_]\w*\}?|<[^<>]+>|%s|\[[A-Za-z_ ]{3,}\]|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
 )
 _DATA_PARAM = lazy_compile(
     r"(?i)^(?:data|d|payload|p|content|c|info|i|leak|exfil|x|msg|message|text|t|body|"
@@ -792,6 +792,7 @@ def _hidden_texts(text: str) -> list[str]:
 
 def _phrasing(text: str, depth: int = 0) -> Refusal | None:
     text = _MARKER.sub("[redacted]", text)  # our own markers name secret kinds, not requests
+    text = blank_mentions(text)  # "send the chatbot the phrase '…'": quoted as an example
     sk = skeleton(text)
     forms = [sk]
     raw = folded(text)

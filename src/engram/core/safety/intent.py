@@ -59,6 +59,10 @@ SET_ASIDE = (
     "invalid|moot$|wipe|unlearn|leave behind|abandon|drop$|dropped|stop following|stop obeying|"
     "stop applying|don't follow|do not follow|don't obey|do not obey|no need to follow|"
     "free from|released from|outdated|superseded|outrank|take precedence|trump|void|null and|"
+    "wins$|win over|prevails|takes priority|has priority|no longer need to honour|need not honour|"
+    "no longer need to honor|need not honor|no longer honour|no longer honor|stop honouring|"
+    "stop honoring|don't honour|don't honor|do not honour|do not honor|no longer need to follow|"
+    "no longer need to obey|no longer have to follow|no longer have to obey|"
     # es / pt / it (accents folded)
     "olvid|descart|deja de lado|deja a un lado|dejar de lado|haz caso omiso|hagas caso|anul|sin efecto|"
     "ya no valen|ya no aplican|ya no cuentan|ya no rigen|no valen|non valgono|non vale piu|nao valem|"
@@ -83,7 +87,7 @@ SET_ASIDE = (
 DIRECTIVE = (
     "instruct|directive|rule$|rules$|rulebook|guideline|guidance|guardrail|brief$|briefing|prompt|"
     "orders$|commands$|told$|taught|programming|policies|restriction|constraint|conversation|"
-    "messages$|directions$|safeguard|system message|"
+    "messages$|directions$|safeguard|system message|said$|asked$|"
     "instruc|regla|indicacion|ordenes|directriz|directrices|norma$|normas$|pauta|restriccion|mensajes|"
     "conversacion|regra|orientac|diretriz|diretrizes|restric|"
     "consigne|regle$|regles$|ordre$|ordres$|indications|"
@@ -98,7 +102,7 @@ DIRECTIVE = (
 PRIOR = (
     "previous|prior$|earlier|before$|above$|preceding|foregoing|aforementioned|old$|older|original|"
     "initial|so far|until now|up to now|thus far|hitherto|existing|standing|whatever|everything|"
-    "anything|nothing|none of|all of|your$|you were|you've been|you have been|you got|you received|"
+    "anything|nothing|none of|all of|own$|their own|its own|your$|you were|you've been|you have been|you got|you received|"
     "given to you|the user's|the human's|the user$|the human$|system$|at the start|at the beginning|"
     "received|recebeu|recibiste|recibio|recu$|recues|erhalten|ricevut|no inicio|al principio|au debut|"
     "am anfang|all'inizio|"
@@ -137,6 +141,7 @@ CONTROL = (
     "code review|review$|reviews$|reviewer|approval|approvals|approve|confirmation|confirm|consent|"
     "permission|sign-off|signoff|2fa$|mfa$|two-factor|signature check|signature verification|"
     "signing|audit log|audit trail|sandbox|exfiltration check|content filter|filters$|refusal|"
+    "redact|redaction|masking|secret detection|signature$|assinatura|firma$|signatur|"
     "human review|human in the loop|checks$|check$|ci gate|status check|required check|"
     "validation|validacion|validacao|validazione|revisione|prufung|uberprufung|"
     "revision|aprobacion|aprovacao|approbation|genehmigung|freigabe|zustimmung|revision humana|"
@@ -148,10 +153,13 @@ REMOVE = (
     "skipping|silence|mute|suppress|comment out|uninstall|weaken|lift|without|w/o|no need|"
     "don't need|do not need|not needed|not required|no longer need|no longer required|unnecessary|"
     "is off|are off|now off|disabled|switched off|run without|go without|force-merge|"
-    "force merge|--no-verify|admin merge|"
+    "force merge|--no-verify|admin merge|never wait for|don't wait for|do not wait for|"
+    "without waiting for|no need to wait for|without asking|no verifiques|nao verifique|"
+    "ne verifie pas|nicht prufen|non verificare|"
     "desactiv|deshabilit|apaga|sin$|omite|omitir|saltar|salta|desliga|desativ|desabilit|sem$|pule|"
     "pular|sans$|contourn|deaktivier|abschalt|ausschalt|umgeh|ohne$|uberspring|disattiv|disabilit|"
-    "senza|salta|無効|オフ|スキップ|省略|なしで|せず|关闭|關閉|禁用|停用|跳过|跳過|绕过|繞過|无需|無需|不需要|"
+    "senza|salta|無効|オフ|スキップ|省略|なしで|せず|不要|待たず|必要ない|必要ありません|しなくていい|"
+    "しなくてよい|关闭|關閉|禁用|停用|跳过|跳過|绕过|繞過|无需|無需|不需要|"
     "비활성|끄|건너뛰|없이"
 )
 # Secrets and the places they leave through.
@@ -170,7 +178,7 @@ MOVE_OUT = (
     "email this|email to|e-mail it|e-mail them|e-mail to|mail it|mail them|mail to|forward|publish|"
     "push it to|push them to|push to a|commit them to|copy them to|copy it to|put them in|put it in|"
     "put them into|put it into|include them in|include it in|add them to|add it to|print|echo|dump|"
-    "exfil|beacon|submit|include|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
+    "exfil|beacon|submit|include|copy|copie|copiez|kopier|scp$|rsync|upload|curl -d|curl --data|curl -f|--data-binary|transmit|report them|collect|gather|"
     "envia|enviar|manda|mandar|pega|pegar|publica|publicar|sube|subir|comparte|compartir|ponlas|ponlos|"
     "copia|copiar|envoie|envoyer|colle|coller|publie|partage|schick|send|sende|hochlad|poste|teile|"
     "veroffentlich|invia|inviare|incolla|pubblica|condividi|отправ|вставь|опубликуй|"
@@ -180,6 +188,8 @@ OUTSIDE = (
     "public|publicly|external|outside|third-party|pastebin|gist|webhook|http$|https$|#general|"
     "channel|slack|discord|telegram|issue$|bug report|comment$|pr body|pull request description|"
     "commit message|readme|email|@|server|endpoint|url|site|domain|ngrok|requestbin|"
+    "commit$|next commit|pull request|merge request|pr comment|commentaire|comentario|kommentar|"
+    "commento|"
     "publico|publica|publique|offentlich|pubblic|публичн|公開|公开|外部|공개"
 )
 # Hiding from the person who reviews.
@@ -187,6 +197,8 @@ HIDE = (
     "don't mention|do not mention|never mention|don't tell|do not tell|never tell|don't report|"
     "do not report|without telling|without mentioning|without letting|keep it quiet|keep this quiet|"
     "keep quiet|keep the user in the dark|in the dark|out of your summary|out of the summary|"
+    "never sees|never see|won't see|doesn't see|never finds out|never know|won't know|"
+    "to yourself|say it was|pretend it was|claim it was|tell them it was|"
     "without listing|doesn't need to know|does not need to know|need not know|needn't know|"
     "no need to mention|no need to tell|leave this out|leave it out|leave out|omit it from|omit this from|omit from|don't bring it up|"
     "do not bring it up|doesn't notice|don't notice|won't notice|not notice|never find out|"
@@ -197,7 +209,7 @@ HIDE = (
     "別告訴|悄悄|偷偷|暗中|黙って|こっそり|密かに|言わないで|伝えないで|말하지 마|몰래"
 )
 AUDIENCE = (
-    "user|users$|human|reviewer|maintainer|owner|operator|developer|team|anyone|nobody|no one|"
+    "person$|people$|user|users$|human|reviewer|maintainer|owner|operator|developer|team|anyone|nobody|no one|"
     "summary|report|changelog|log$|logs$|pr description|final answer|response|"
     "usuario|utilisateur|nutzer|benutzer|utente|пользовател|ユーザー|利用者|用户|用戶|사용자"
 )
@@ -231,6 +243,7 @@ AUTHORITY_HEAD = lazy_compile(
     r"tool(?:[\s_-]*(?:output|result|response|call))?|function[\s_-]*(?:result|output)|"
     r"note\s+(?:from|to)\s+(?:the\s+)?(?:tool|system|ai|assistant|model|agent)|"
     r"(?:mensaje|mensagem|message|messaggio|nachricht)\s+(?:del?|do|du|dal|vom)\s+(?:sistema|systeme|system)|"
+    r"systemhinweis|systemmeldung|avis\s+systeme|aviso\s+del?\s+sistema|aviso\s+do\s+sistema|"
     r"sistema|systeme|systemnachricht|システム|系统消息|系統訊息|系统|系統|시스템)"
     r"(?:[\s_-]*(?:notice|message|note|update|override|alert|directive|instruction|prompt|policy|"
     r"change|config|mode|priority)s?){0,2}\s*(?:[\]>):|】]|#{2,}|\(|\{|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
@@ -324,7 +337,9 @@ _YOU_MAY = lazy_compile(
     r"(?:do\s+not|don'?t|no\s+longer|won'?t|never)\s+need|needn'?t|have\s+(?:clearance|permission)|"
     r"are\s+(?:now\s+)?(?:authori[sz]ed|cleared))\b|\bno\s+need\s+(?:for\s+you\s+)?to\b|"
     r"\b(?:tu|usted|voce|vous|du)\s+(?:puedes|puede|pode|podes|peux|pouvez|kannst|darfst|no\s+necesitas|"
-    r"nao\s+precisa|n'as\s+pas\s+besoin|brauchst\s+nicht)\b"
+    r"nao\s+precisa|n'as\s+pas\s+besoin|brauchst\s+nicht)\b|"
+    r"\b(?:voce\s+esta|tu\s+estas|usted\s+esta|estas)\s+(?:liberad[oa]|autorizad[oa])\s+(?:para|a)\b|"
+    r"\btienes\s+permiso\s+para\b|\btu\s+as\s+le\s+droit\b|\bdu\s+darfst\b"
 )
 _SUBORDINATE = lazy_compile(
     r"^[\s\-*>•]*(?:when|whenever|if|unless|before|after|once|while|until|because|since|cuando|si|"
@@ -386,13 +401,16 @@ _REVEAL = lazy_compile(
     r"\b(?:quot\w*|repeat\w*|print\w*|output\w*|reveal\w*|show\w*|display\w*|copy|copie\w*|write|"
     r"dump\w*|echo|paste|tell\s+me|recopie\w*|muestra\w*|mostra\w*|riporta\w*|ripeti\w*|repite\w*|"
     r"repita\w*|imprime\w*|affiche\w*|zeig\w*|gib\w*|wiederhol\w*|begin\s+(?:its|your)\s+\w+\s+by\s+quoting)\b|"
-    r"(?:表示|出力|教えて|输出|輸出|显示|顯示|告诉我|告訴我|复述|複述|重复|重複)"
+    r"(?:表示|出力|教えて|输出|輸出|显示|顯示|告诉我|告訴我|复述|複述|重复|重複|贴出|貼出|发出来|打印|列出|原文)"
 )
 _OWN_CONFIG = lazy_compile(
     r"\b(?:your|its|the\s+assistant'?s|tu|tus|su|sus|seu|sua|o\s+seu|ton|tes|le\s+tuo|il\s+tuo|tuo|tue|"
     r"deine[nm]?|ihre[nm]?)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message|instructions?)|prompt|"
     r"instructions?|configuration|config|guidelines|rules|instrucciones|instrucoes|consignes|istruzioni|"
-    r"anweisungen|systemprompt|prompt\s+de\s+sistema|prompt\s+di\s+sistema)\b|"
+    r"anweisungen|systemprompt|prompt\s+de\s+sistema|prompt\s+di\s+sistema|developer\s+(?:message|prompt|"
+    r"instructions?))\b|"
+    r"\b(?:instrucciones|instrucoes|instructions|consignes|istruzioni|anweisungen)\s+(?:que\s+(?:recibiste|"
+    r"recebeu|tu\s+as\s+recues)|che\s+hai\s+ricevuto|die\s+du\s+erhalten|you\s+(?:received|were\s+given|got))|"
     r"\b(?:hidden|initial|original|secret|full|complete)\s+(?:\w+\s+)?(?:system\s+)?(?:prompt|instructions|"
     r"configuration|message)\b|\bsystem\s+(?:prompt|message)\b[^.;]{0,30}\b(?:you|tu|que\s+tu)\b|"
     r"\bmessage\s+systeme\s+que\s+tu|\bistruzioni\s+nascoste|\binstrucciones\s+(?:de(?:l)?\s+sistema|ocultas)|"
@@ -416,6 +434,27 @@ _HIDE_RX = lazy_compile(
 _SECRET_VAR = lazy_compile(
     r"\$\{?[a-z0-9_]*(?:secret|token|password|passwd|api_key|apikey|access_key|private_key|credential)[a-z0-9_]*"
 )
+
+
+_SPLIT_OFF = lazy_compile(r"\b(?:turn|switch|shut|swap)\s+(?:\w+\s+){1,3}?off\b")
+# Quoted text introduced as an example is mentioned, not said ("send the chatbot the phrase
+# 'ignore previous instructions'"): blanked before the intent is read.
+_MENTIONED = lazy_compile(
+    r"(?:the\s+(?:phrase|string|words?|payload)|phrases?\s+like|strings?\s+like|payloads?\s+like|"
+    r"such\s+as|e\.g\.|for\s+example)\s*[:,]?\s*"
+    r"[\"'“‘«](?P<body>[^\"'”’»\n]{3,60})[\"'”’»]"
+)
+
+
+def blank_mentions(text: str) -> str:
+    return _MENTIONED.sub(
+        lambda m: (
+            text[m.start() : m.start("body")]
+            + " " * len(m.group("body"))
+            + text[m.end("body") : m.end()]
+        ),
+        text,
+    )
 
 
 _USER_OBJECT = lazy_compile(
@@ -464,6 +503,8 @@ def clause_intent(clause: str, before: str = "") -> tuple[str, str] | None:
     control = found["control"] or (
         re.search(r"\b(?:them|it|those|these)\b", clause) and c["control"].search(before)
     )
+    if not found["remove"]:
+        found["remove"] = _SPLIT_OFF.search(clause)
     if found["cheat"] and aimed and not _negated(clause, found["cheat"].start()):
         return "disable_safety", found["cheat"].group(0)
     if found["remove"] and control and aimed:
@@ -510,6 +551,9 @@ _FETCH_RUN = lazy_compile(
     r"\b(?:curl|wget|iwr|invoke-webrequest|irm|invoke-restmethod|fetch)\b[^|\n;]{0,240}?\|\s*"
     r"(?:sudo\s+(?:-\w+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python\d?|perl|ruby|node|iex|invoke-expression)\b|"
     r"\b(?:(?:ba|z)?sh|python\d?|node|perl|ruby)\s+(?:-[ce]\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b|"
+    r"\bexec\s*\(\s*(?:urllib\.request\.)?urlopen|\beval\s*\(\s*(?:requests\.get|urlopen|fetch)|"
+    r"\b(?:run|rode|roda|ejecuta|execute|lance|fuhre|esegui)\b[^;\n]{0,60}\b(?:downloaded|baixado|descargado|"
+    r"telecharge|heruntergeladen|scaricato)\b|"
     r"\b(?:download|fetch|get|grab|descarga|baixe|telecharge|lade|scarica)\b[^;\n]{0,120}?"
     r"(?:chmod\s+\+?[0-7x]+|\b(?:run|execute|launch|start|ejecuta|execute|lance|fuhre|esegui)\b)"
 )
@@ -554,7 +598,7 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     hit = _remote_exec(form)
     if hit:
         return "remote_exec", hit
-    blanked = _CODE.sub(lambda m: " " * len(m.group(0)), form)
+    blanked = blank_mentions(_CODE.sub(lambda m: " " * len(m.group(0)), form))
     before = ""
     for clause in _CLAUSE_END.split(blanked):
         if len(clause.strip()) < 6:
@@ -567,10 +611,13 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     if head:
         rest = form[head.end() :]
         c = _compiled()
-        for name in ("grant", "control", "set_aside", "write_memory"):
+        for name in ("grant", "control", "set_aside", "write_memory", "remove", "sensitive"):
             m = c[name].search(rest)
             if m:
                 return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
+        m = _READER_SUBJECT.search(rest)
+        if m:
+            return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
     if loose:
         c = _compiled()
         if c["addressee"].search(blanked) and re.search(
