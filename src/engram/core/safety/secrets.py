@@ -97,6 +97,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False  # a count, a length, a formatted number
     if re.fullmatch(r"@[\w.-]+(?:/[\w.-]+)?", value):
         return False  # a package scope or a handle
+    if value.strip("\"'`").startswith(("pk_live_", "pk_test_")):
+        return False  # a Stripe publishable key: public by design
     if not strong:
         if len(re.findall(r"\s", value.strip())) >= 2:
             return False  # prose after a bare `key`: a passphrase is only kept under its name
@@ -138,12 +140,19 @@ _NON_SECRET_TAIL = frozenset(
     length rules rule help description title id_ template helper validator validation
     count limit limits scope scopes usage flow grant audience issuer algorithm alg seconds secs
     sec ms millis minutes mins hours days weeks bytes attempts retries interval window budget
-    endpoint endpoints cache store""".split()
+    endpoint endpoints cache store expired missing error errors message messages invalid
+    mismatch incorrect wrong weak short tooltip text caption""".split()
+)
+# i18n and error-message namespaces: their values are sentences shown to people.
+_MESSAGE_NAMESPACE = frozenset(
+    """errors error messages message labels label strings i18n l10n validation translations
+    texts copy ui""".split()
 )
 
 
 _COMPOUND_STRONG = lazy_compile(
-    r"password|passwd|passphrase|passcode|secret(?!ar)|token(?!i[sz])|apikey"
+    r"password|passwd|passphrase|passcode|secret(?!ar)|token(?!i[sz])|apikey|"
+    r"(?:store|key|src|dest|dst|jks|db|admin|root|user|wifi|vault)pass\b|^psk$"
 )
 
 
@@ -153,6 +162,10 @@ def key_strength(key: str) -> int:
     parts = [p.lower() for p in _SPLIT_KEY.findall(raw)]
     if not parts:
         return 0
+    if "." in raw and raw.split(".", 1)[0].lower() in _MESSAGE_NAMESPACE:
+        return 0  # errors.secret_missing: the text of a message
+    if "publishable" in parts or ("public" in parts and "key" in parts):
+        return 0  # a publishable or public key is public by design
     if (
         parts[-1] == "id"
         and len(parts) >= 3
@@ -193,13 +206,17 @@ def key_strength(key: str) -> int:
 
 
 _KEY_STEM = (
-    r"(?:pass|pwd|secret|token|key|auth|cred|sig|cookie|session|kennwort|contrase|senha|dsn)"
+    r"(?:pass|pwd|psk|secret|token|key|auth|cred|sig|cookie|session|kennwort|contrase|senha|dsn)"
 )
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = lazy_compile(
     r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
     r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>\|\|=|\?\?=|&&=|:=|=>|===?|\+=|=|:(?!//)|->|<-)[ \t]*"
     r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200}))",
+)
+_TYPED_ASSIGN = lazy_compile(
+    r"(?<![\w$@.-])(?P<key>[A-Za-z_]\w*)\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w<>\[\]|.]{0,30}\s*=\s*"
+    r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}')"
 )
 _XML = lazy_compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
 _CALL_PAIR = lazy_compile(
@@ -264,6 +281,9 @@ _PASSPHRASE = lazy_compile(
 )
 _CRED_PAIR = lazy_compile(
     r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?:\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
+)
+_SPELLED = lazy_compile(
+    rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,40}}:\s*(?P<val>(?:[^\s]\s){{7,}}[^\s])(?=\s*(?:$|[.;,)]))"
 )
 _CJK_SENTENCE = lazy_compile(
     r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
@@ -618,7 +638,7 @@ def _assignment_spans(text: str) -> list[Span]:
             continue
         if plausible_value(value, quoted=quoted, loose=loose, strong=strength == 2):
             out.append((s, e, "secret-assignment"))
-    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE, _KEY_VALUE_ATTRS):
+    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE, _KEY_VALUE_ATTRS, _TYPED_ASSIGN):
         for m in rx.finditer(text):
             strength = key_strength(m.group("key"))
             if strength:
@@ -653,6 +673,8 @@ def _sentence_spans(text: str) -> list[Span]:
                 )
             if ok:
                 out.append((s, e, "password"))
+    for m in _SPELLED.finditer(text):  # "spelled out: 4 Z m 1 z I y A …"
+        out.append((m.start("val"), m.end("val"), "password"))
     for rx in (_BARE_KEYWORD, _RESET_TO, _CRED_PAIR):
         for m in rx.finditer(text):
             s, e, value, _ = _value_span(m)
@@ -742,8 +764,9 @@ def _url_spans(text: str) -> list[Span]:
     return out
 
 
-_B64_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-_B64URL_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+# A run of base64, also right after `=` (`TLS_KEY_B64=LS0t…`).
+_B64_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B64URL_TOKEN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 
 
 def _decode_b64(token: str) -> str | None:
@@ -823,6 +846,7 @@ _SECRET_CONTEXT = lazy_compile(
 
 _PUBLIC_CONTEXT = lazy_compile(
     r"(?i)\b(?:public|pub)[\s_-]?keys?\b(?:\s+(?:is|was|reads|equals))?[\s:=\"'`(]*$|"
+    r"\b(?:minisign|signify)\b[^\n]{0,80}\s-P\s*$|"
     r"\b(?:minisign|signify)\s+public\s+key\b(?![^\n]*\b(?:private|secret)\b)[^.]{0,60}$"
 )
 
@@ -832,7 +856,11 @@ def _benign_base64(token: str) -> bool:
     if len(token) < 16 or len(token) % 4 == 1:
         return False
     decoded = _decode_b64(token)
-    if not decoded or len(decoded) < 8 or " " not in decoded:
+    if not decoded or len(decoded) < 8:
+        return False
+    # without spaces, only base64 of a JSON document that is no token header ({"alg": …})
+    json_doc = decoded.startswith("{") and decoded.rstrip().endswith("}") and '"alg"' not in decoded
+    if " " not in decoded and not json_doc:
         return False
     printable = sum(c.isprintable() for c in decoded) / len(decoded)
     return printable > 0.95 and not secret_spans(decoded, depth=1)
@@ -862,6 +890,12 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
             continue  # a path
         if core.startswith(("/", "./", "~/")) or text[m.start() - 1 : m.start()] in ("/", "."):
             continue  # a path whose segments (hashes, ids) are not secrets
+        if (
+            "/" in core
+            and sum(bool(re.fullmatch(r"[A-Za-z][A-Za-z-]*\d{0,3}", p)) for p in core.split("/"))
+            >= 3
+        ):
+            continue  # a resource name (projects/x/locations/y/pipelines/<id>)
         before = text[max(0, m.start() - 80) : m.start()]
         if _HASH_CONTEXT.search(before) or _PUBLIC_CONTEXT.search(before):
             continue
@@ -1026,6 +1060,10 @@ def _nir_ok(d: str) -> bool:
     return body.isdigit() and 97 - int(body) % 97 == int(d[13:])
 
 
+def _personnummer_ok(d: str) -> bool:
+    return len(d) in (10, 12) and _luhn_ok(d[-10:])
+
+
 _NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...] = (
     (
         lazy_compile(r"(?<![\d.-])\d{3}\.?\d{3}\.?\d{3}-?\d{2}(?![\d.-])"),
@@ -1039,6 +1077,11 @@ _NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...
     ),
     (lazy_compile(r"(?<![\d.-])\d{11}(?![\d.-])"), _pesel_ok, lazy_compile(r"(?i)\bpesel\b")),
     (lazy_compile(r"(?<![\dXx])\d{17}[\dXx](?![\dXx])"), _cn_id_ok, None),
+    (
+        lazy_compile(r"(?<![\d-])(?:\d{2})?\d{6}[-+]\d{4}(?![\d-])"),
+        _personnummer_ok,
+        lazy_compile(r"(?i)\b(?:personnummer|personnr|samordningsnummer)\b"),
+    ),
     (
         lazy_compile(
             r"(?<!\d)(?<!\d )[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"
