@@ -145,11 +145,15 @@ def test_a_hand_edit_in_place_shows_on_the_next_cold_load(project: Path, write_m
             cwd=project, capture_output=True, text=True, timeout=60, env=os.environ.copy(),
         )  # fmt: skip
         assert res.returncode == 0, res.stderr
-        data = json.loads(res.stdout)["data"]
-        return data["selected_keys"], res.stdout
+        envelope = json.loads(res.stdout)
+        codes = [d["code"] for d in envelope["diagnostics"]]
+        assert codes.count("memory.parse_error") == 1, codes  # reported on every load
+        return envelope["data"]["selected_keys"], res.stdout
 
+    (root / "knowledge" / "broken.md").write_text("---\nid: [unclosed\n---\n# Broken\n")
     keys, out = load("queue rabbitmq")
     assert keys[:1] == ["queue"] and "rabbitmq" in out
+    assert load("queue rabbitmq")[0] == keys  # nothing changed: the same answer, the same error
     folder = root / "knowledge"
     before = os.stat(folder)
     time.sleep(0.01)
@@ -163,3 +167,24 @@ def test_a_hand_edit_in_place_shows_on_the_next_cold_load(project: Path, write_m
     assert keys[:1] == ["queue"] and "zeromqqq" in out and "rabbitmq" not in out
     assert load("zeppelin")[0] == [] and load("quokka")[0] == []
     assert keys.count("queue") == 1  # the link to it is not a second copy
+
+
+def test_a_change_indexed_by_a_partial_refresh_is_not_hidden_by_a_fingerprint(
+    project: Path, write_memory
+) -> None:
+    """A long-lived process re-reads only the files the kernel named; the next full
+    comparison must not trust the stats fingerprint an earlier full comparison kept."""
+    root = ws_root(project)
+    for i in range(5):
+        write_memory(root, "knowledge", f"fact-{i}", f"Fact {i}", f"- detail number {i}")
+    p = write_memory(root, "knowledge", "queue", "Queue settings", "- The queue is rabbitmq.")
+    roots = resolve_roots(project)
+    idx = open_index(roots)  # a full comparison: keeps the fingerprint
+    original, st = p.read_bytes(), os.stat(p)
+    time.sleep(0.01)
+    p.write_bytes(original.replace(b"rabbitmq", b"zeromqqq"))
+    assert idx._sync_names({("workspace/knowledge", "queue.md")}) == 1
+    p.write_bytes(original)  # back to the bytes, mtime and size the fingerprint saw
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    forget_open_indexes()  # a new process
+    assert _ids(project, "rabbitmq") == ["queue"] and not _ids(project, "zeromqqq")

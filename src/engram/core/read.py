@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from engram.core.config import Config, load_config
 from engram.core.errors import NotFoundError, UsageError
-from engram.core.index import ROW_COLUMNS, Index, open_index, rebuild_index
+from engram.core.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
 from engram.core.inputs import (
     Findings,
     check_text,
@@ -210,23 +210,10 @@ def _check_query(query: str | None) -> str | None:
     return query.strip()
 
 
-def _sha256(data: bytes) -> Any:
-    """A SHA-256 hash object from CPython's own implementation where it is built: `hashlib`
-    loads OpenSSL first, about 2 ms of every cold load, for a 16-character signature."""
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
-        except ImportError:  # a build without them
-            from hashlib import sha256
-    return sha256(data)
-
-
 def _signature(
     mems: list[tuple[Memory, str, str]], variant: str, withheld: list[dict[str, str]] | None = None
 ) -> str:
-    h = _sha256(variant.encode())
+    h = sha256(variant.encode())
     for mem, tier, digest in mems:
         h.update(f"|{mem.scope}:{mem.id}:{tier}:{digest}".encode())
     for w in withheld or []:  # a newly withheld memory is announced again
