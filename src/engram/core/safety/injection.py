@@ -48,6 +48,7 @@ _INTENT_KINDS = {
     "hidden_instruction": "hidden text addressed to the agent",
     "remote_exec": "download-and-run of code from outside the project",
     "prompt_leak": SYSTEM,
+    "role_switch": ROLE,
 }
 
 
