@@ -79,6 +79,12 @@ def _looks_like_word(value: str) -> bool:
     return bool(re.fullmatch(r"[^\W\d_][^\W\d_A-Z]*(?:[-'][^\W\d_]?[^\W\d_A-Z]+)*", value))
 
 
+_CODE_WORDS = frozenset(
+    "await new yield async function lambda null none nil undefined true false this self os "
+    "process getenv require import input prompt read".split()
+)
+
+
 def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> bool:
     """Whether `value`, written after a secret's key, is the secret itself.
 
@@ -99,6 +105,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False  # a package scope or a handle
     if value.strip("\"'`").startswith(("pk_live_", "pk_test_")):
         return False  # a Stripe publishable key: public by design
+    if not quoted and value in _CODE_WORDS:
+        return False  # `password = await fetchSecret()`: code, not a value
     if not strong:
         if len(re.findall(r"\s", value.strip())) >= 2:
             return False  # prose after a bare `key`: a passphrase is only kept under its name
@@ -218,6 +226,9 @@ _TYPED_ASSIGN = lazy_compile(
     r"(?<![\w$@.-])(?P<key>[A-Za-z_]\w*)\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w<>\[\]|.]{0,30}\s*=\s*"
     r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}')"
 )
+_DEFINE = lazy_compile(
+    r"#\s*define\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
+)
 _XML = lazy_compile(r"<(?P<key>[\w:.-]{2,40})>(?P<val>[^<\n]{1,200})</(?P=key)>")
 _CALL_PAIR = lazy_compile(
     r"[\"'](?P<key>[\w.-]{2,60})[\"']\s*,\s*(?P<val>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}')"
@@ -283,7 +294,7 @@ _CRED_PAIR = lazy_compile(
     r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?:\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
 )
 _SPELLED = lazy_compile(
-    rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,40}}:\s*(?P<val>(?:[^\s]\s){{7,}}[^\s])(?=\s*(?:$|[.;,)]))"
+    rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,50}}:\s*(?P<val>(?:[A-Za-z0-9]{{1,8}}\s){{3,}}[A-Za-z0-9]{{1,8}})(?=\s*(?:$|[.;,)]))"
 )
 _CJK_SENTENCE = lazy_compile(
     r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
@@ -638,7 +649,15 @@ def _assignment_spans(text: str) -> list[Span]:
             continue
         if plausible_value(value, quoted=quoted, loose=loose, strong=strength == 2):
             out.append((s, e, "secret-assignment"))
-    for rx in (_XML, _ENV_DIRECTIVE, _CALL_PAIR, _HCL_VARIABLE, _KEY_VALUE_ATTRS, _TYPED_ASSIGN):
+    for rx in (
+        _XML,
+        _ENV_DIRECTIVE,
+        _CALL_PAIR,
+        _HCL_VARIABLE,
+        _KEY_VALUE_ATTRS,
+        _TYPED_ASSIGN,
+        _DEFINE,
+    ):
         for m in rx.finditer(text):
             strength = key_strength(m.group("key"))
             if strength:
@@ -673,8 +692,15 @@ def _sentence_spans(text: str) -> list[Span]:
                 )
             if ok:
                 out.append((s, e, "password"))
-    for m in _SPELLED.finditer(text):  # "spelled out: 4 Z m 1 z I y A …"
-        out.append((m.start("val"), m.end("val"), "password"))
+    for m in _SPELLED.finditer(text):  # "spelled out: 4 Z m 1 z I y A …", "bQN4 pkqF 1OIu …"
+        pieces = m.group("val").split()
+        joined = "".join(pieces)
+        if sum((len(p) >= 3 and _looks_like_word(p)) or p.isdigit() for p in pieces) * 3 > len(
+            pieces
+        ):
+            continue  # a sentence after the colon ("min 12 chars, one digit")
+        if _classes(joined) >= 3 or (_classes(joined) >= 2 and len(joined) >= 12):
+            out.append((m.start("val"), m.end("val"), "password"))
     for rx in (_BARE_KEYWORD, _RESET_TO, _CRED_PAIR):
         for m in rx.finditer(text):
             s, e, value, _ = _value_span(m)
@@ -844,6 +870,10 @@ _SECRET_CONTEXT = lazy_compile(
 )
 
 
+_STRIPE_OBJECT = lazy_compile(
+    r"^(?:ch|cus|po|pi|pm|in|sub|si|price|prod|evt|acct|txn|re|src|card|seti|tr|py|ba|btok|cs|ii|il|"
+    r"inv|plink|qt|file|link|pyr|prv|ich|iauth|ipi|cbtxn|dp|fee|payatt)_[A-Za-z0-9]{8,}$"
+)
 _PUBLIC_CONTEXT = lazy_compile(
     r"(?i)\b(?:public|pub)[\s_-]?keys?\b(?:\s+(?:is|was|reads|equals))?[\s:=\"'`(]*$|"
     r"\b(?:minisign|signify)\b[^\n]{0,80}\s-P\s*$|"
@@ -880,6 +910,8 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
             continue
         if re.fullmatch(r"[\d_-]+", core) or not re.search(r"\d", core):
             continue
+        if _STRIPE_OBJECT.match(core):
+            continue  # a Stripe object id (payout, charge, customer…): an identifier
         if re.match(r"\d{4}[-./]\d{2}[-./]\d{2}", core):
             continue
         if len([w for w in re.split(r"[-_]", core) if re.fullmatch(r"[A-Za-z]{3,}", w)]) >= 2:
