@@ -1418,6 +1418,13 @@ OWN_CASES: list[tuple[str, str, str, str, str]] = [
     # prohibition words in other languages are negations, like "never"
     ("rule", "No publiques la app durante el cierre de mes.", "rule",
      "Durante el cierre de mes está prohibido publicar la app.", "DUPLICATE"),
+    # days are values: the same window on another day is the window moved
+    ("rule", "Database maintenance runs Sundays 02:00–04:00 UTC.", "rule",
+     "Database maintenance runs Saturdays 01:00–03:00 UTC.", "UPDATE"),
+    # a skill's steps changed under the same head, without "To …:"
+    ("skill", "iOS release: bump the build number, run fastlane beta, post in #releases.", "skill",
+     "iOS release: bump the build number, run fastlane beta, wait for TestFlight review, post in "
+     "#releases.", "UPDATE"),
 ]  # fmt: skip
 
 

@@ -144,6 +144,15 @@ _NUMBER_ENDS_NAME = re.compile(
     r"stays?|goes|go|needs)\b)",
     re.IGNORECASE,
 )
+# Days and months are when something happens: values, not names ("Tuesdays" → "Wednesdays").
+CALENDAR_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+    thursdays fridays saturdays sundays mon tue tues wed thu thur thurs fri sat sun january
+    february march april may june july august september october november december jan feb mar
+    apr jun jul aug sep sept oct nov dec lunes martes miércoles jueves viernes sábado domingo
+    lundi mardi mercredi jeudi vendredi samedi dimanche montag dienstag mittwoch donnerstag
+    freitag samstag sonntag segunda terça quarta quinta sexta sábado domingo""".split()
+) - {"may", "march", "sat", "sun", "mar", "jun", "dec", "wed"}
 ENV_NAMES = frozenset(
     """staging production prod dev development qa uat preprod sandbox canary demo""".split()
 )
@@ -539,6 +548,11 @@ def _analyse(text: str) -> Profile:
             flush()
             flags.add(lower)
             continue
+        if lower in CALENDAR_WORDS:
+            flush()
+            day = lower[:-1] if lower.endswith("s") and lower[:-1] in CALENDAR_WORDS else lower
+            units.append(Unit("time", day, day, tok))
+            continue
         wk = _word_kind(tok, _is_start(text, m.start()))
         if wk == "acronyms":
             tok, wk = tok.strip("'-")[:-1], "name"
@@ -730,7 +744,7 @@ def _show(units: list[Unit]) -> str:
     return ", ".join(dict.fromkeys(u.shown.strip("`") for u in units))
 
 
-def relate(cand: Profile, mem: Profile) -> Relation:
+def relate(cand: Profile, mem: Profile, *, steps: bool = False) -> Relation:
     """How `cand` relates to `mem`: the kind of change, and how sure that is.
 
     Only-in-one-text units decide: different names (in subject position, or of one
@@ -791,9 +805,9 @@ def relate(cand: Profile, mem: Profile) -> Relation:
     # (A reversal may name a new context: "never …; use trunk-based development".)
     # The same task with its steps changed: "To restore a snapshot: stop, run X, start" →
     # "… stop, run Y --verify, start" updates the procedure (the task names the subject).
+    # (`steps`: both are skills, whose head names their task even without "To …:")
     if (
-        cand.procedure
-        and mem.procedure
+        ((cand.procedure and mem.procedure) or (steps and cand.head < len(cand.units)))
         and cand.head >= 2
         and cand.keys[: cand.head] == mem.keys[: mem.head]
         and same_polarity
@@ -896,6 +910,18 @@ def relate(cand: Profile, mem: Profile) -> Relation:
                 and _first_only(mem.units, ok_m, VALUE_KINDS) >= 2
             )
             return Relation("update", score, sure, _changed(vals_m, vals_c))
+        if (
+            not (words_c or words_m or names_c or names_m)
+            and same_polarity
+            and shared_m >= 2
+            and cover_m >= 0.8
+            # "Release 2.3 ships on …" / "Release 2.4 …": a value right at the start names it
+            and _first_only(cand.units, ok_c, VALUE_KINDS) >= 2
+            and _first_only(mem.units, ok_m, VALUE_KINDS) >= 2
+        ):
+            # Every word the same, only its values new ("patch windows are Tuesdays
+            # 06:00–08:00" → "Wednesdays 05:00–07:00"): the one fact, with new values.
+            return Relation("update", score, False, _changed(vals_m, vals_c))
         return Relation("different", score, False, "other values")
 
     if (
