@@ -164,15 +164,20 @@ def _route(
     if query is None:
         ranked = _startup_candidates(ctx)
     else:
-        from engram.core.signals import path_matches, signal_words
+        declared: set[int] = set()
+        mentioned: set[int] = set()
+        words: list[str] = []
+        if not signals.empty:  # the module is not imported for a load of words alone
+            from engram.core.signals import path_matches, signal_words
 
-        declared, mentioned = path_matches(ctx.index.conn, signals.paths)
+            declared, mentioned = path_matches(ctx.index.conn, signals.paths)
+            words = signal_words(signals.paths, signals.branch)
         ranked = rank(
             ctx.index,
             query,
             ctx.vis,
             usage=ctx.index.usage(),
-            signals=signal_words(signals.paths, signals.branch),
+            signals=words,
             pathed=mentioned,
             declared=declared,
         )
