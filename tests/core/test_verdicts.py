@@ -1418,6 +1418,11 @@ OWN_CASES: list[tuple[str, str, str, str, str]] = [
     # prohibition words in other languages are negations, like "never"
     ("rule", "No publiques la app durante el cierre de mes.", "rule",
      "Durante el cierre de mes está prohibido publicar la app.", "DUPLICATE"),
+    # between facts, "stopped" tells an event, not a reversal
+    ("knowledge", "Error E4410 means a camera frame drop.", "knowledge",
+     "Error E4410 means the camera stopped sending frames.", "DUPLICATE"),
+    ("knowledge", "The nightly export is enabled.", "knowledge",
+     "The nightly export is not enabled any more.", "SUPERSEDE"),
     # days are values: the same window on another day is the window moved
     ("rule", "Database maintenance runs Sundays 02:00–04:00 UTC.", "rule",
      "Database maintenance runs Saturdays 01:00–03:00 UTC.", "UPDATE"),

@@ -61,6 +61,9 @@ NEGATIONS = frozenset(
     prohibits banned ban bans prohibido prohibida prohibidos proibido proibida interdit
     interdite interdits verboten untersagt vietato vietata""".split()
 )
+# Verbs that negate an instruction ("stop using X", "avoid X", "disable X") but in a fact
+# describe what happened ("the lidar stopped sending frames").
+VERB_NEGATIONS = frozenset("stop stopped stops avoid avoids without disable disabled".split())
 ALWAYS_WORDS = frozenset("always siempre toujours immer sempre".split())
 ANTONYMS = (
     ("always", "never"),
@@ -312,6 +315,7 @@ class Profile(NamedTuple):
     normal: str
     prefixes: frozenset[str]  # leading parts (≥ 5 letters) of its words, for word families
     procedure: bool = False  # opens on the task it is for ("To cut a release: …")
+    plainly_negated: bool = False  # negated by a word that only negates (not, never, no …)
 
 
 @lru_cache(maxsize=8)
@@ -430,6 +434,7 @@ def _analyse(text: str) -> Profile:
         text = _LIST_MARKER.sub(" ", text)  # "1. bump 2. tag": list numbers are no values
     units: list[Unit] = []
     negations: list[int] = []  # token positions of negation words
+    verb_negations: set[int] = set()  # of them, verbs that also describe events ("stopped")
     flags: set[str] = set()
     pending: list[str] = []  # consecutive capitalised words: one name ("GitHub Actions")
     words_seen: list[str] = []  # every lowercase word, for mentions
@@ -539,6 +544,8 @@ def _analyse(text: str) -> Profile:
         if lower in NEGATIONS or lower.endswith("n't"):
             flush()
             negations.append(i)
+            if lower in VERB_NEGATIONS:
+                verb_negations.add(i)
             continue
         if lower in ALWAYS_WORDS:
             flush()
@@ -598,6 +605,8 @@ def _analyse(text: str) -> Profile:
     # Double negation ("do not never") cancels; any other negation negates the text.
     adjacent = sum(1 for a, b in pairwise(negations) if b == a + 1)
     negated = len(negations) - 2 * adjacent > 0
+    plain = [i for i in negations if i not in verb_negations]
+    plainly_negated = len(plain) - 2 * sum(1 for a, b in pairwise(plain) if b == a + 1) > 0
     return Profile(
         units=tuple(units),
         keys=tuple(u.key for u in units),
@@ -613,6 +622,7 @@ def _analyse(text: str) -> Profile:
         head=head if head is not None else len(units),
         normal=" ".join(re.findall(r"\w+", _LIST_MARKER.sub(" ", text).lower())),
         procedure=bool(_PROCEDURE_HEAD.match(text)) and head is not None,
+        plainly_negated=plainly_negated,
         prefixes=frozenset(
             u.key[:n]
             for u in units
@@ -710,8 +720,10 @@ def similarity(a: Profile, b: Profile) -> float:
     return len(a.keyset & b.keyset) / len(a.keyset | b.keyset)
 
 
-def opposite(a: Profile, b: Profile) -> bool:
-    if a.negated != b.negated:
+def opposite(a: Profile, b: Profile, *, facts: bool = False) -> bool:
+    """Whether the two texts have opposite polarity. Between two facts (`facts`), only a
+    word that does nothing but negate counts: "stopped sending frames" is an event."""
+    if (a.plainly_negated != b.plainly_negated) if facts else (a.negated != b.negated):
         return True
     return any(
         (x in a.flags and y in b.flags and x not in b.flags)
@@ -744,7 +756,7 @@ def _show(units: list[Unit]) -> str:
     return ", ".join(dict.fromkeys(u.shown.strip("`") for u in units))
 
 
-def relate(cand: Profile, mem: Profile, *, steps: bool = False) -> Relation:
+def relate(cand: Profile, mem: Profile, *, steps: bool = False, facts: bool = False) -> Relation:
     """How `cand` relates to `mem`: the kind of change, and how sure that is.
 
     Only-in-one-text units decide: different names (in subject position, or of one
@@ -759,7 +771,7 @@ def relate(cand: Profile, mem: Profile, *, steps: bool = False) -> Relation:
     retires = any(
         (k in mem.keyset or k in mem.mentions) and k not in mem.retired for k in cand.retired
     )
-    same_polarity = not opposite(cand, mem) and not retires
+    same_polarity = not opposite(cand, mem, facts=facts) and not retires
     if cand.units and cand.raw_sorted == mem.raw_sorted and same_polarity:
         # The same words in the same order; in another order they may say another thing
         # ("merge main into feature branches" / "merge feature branches into main",

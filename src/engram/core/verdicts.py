@@ -137,10 +137,10 @@ def overlap(a: Profile, b: Profile) -> float:
     return similarity(a, b)
 
 
-def _relation(cp: Profile, mp: Profile, *, steps: bool = False) -> Relation:
+def _relation(cp: Profile, mp: Profile, *, steps: bool = False, facts: bool = False) -> Relation:
     if not (cp.keyset & mp.mentions or mp.keyset & cp.mentions) and cp.normal != mp.normal:
         return Relation("different", 0.0, False, "other subject")  # nothing in common
-    return relate(cp, mp, steps=steps)
+    return relate(cp, mp, steps=steps, facts=facts)
 
 
 def judge(
@@ -161,7 +161,16 @@ def judge(
             return Judgement(Verdict("NOOP", eid, "proposal"), certain=True, reason="same text")
 
     rels: list[tuple[Relation, int, Memory]] = [
-        (_relation(cp, _profile_of(m, profiles), steps=cand.type == m.type == "skill"), i, m)
+        (
+            _relation(
+                cp,
+                _profile_of(m, profiles),
+                steps=cand.type == m.type == "skill",
+                facts=cand.type == m.type == "knowledge",
+            ),
+            i,
+            m,
+        )
         for i, m in enumerate(existing)
     ]
     ranked = sorted(rels, key=lambda t: (-t[0].score, t[1]))
