@@ -297,17 +297,74 @@ def _git_top(project_dir: Path) -> str | None:
         folder = parent
 
 
-def _git_status(project_dir: Path, env: dict[str, str], *, ahead_behind: bool) -> Any:
-    import subprocess  # only the hooks read git; a load does not pay for the import
+MAX_GIT_OUTPUT = 4 * 1024 * 1024  # a status listing larger than this says nothing useful
 
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes] | None:
+    """(exit code, stdout) of a short command, stderr discarded; None when it cannot run or
+    takes longer than `timeout` (it is killed). Started with posix_spawn where there is
+    one: importing `subprocess` would cost a hook more than git itself in a small project."""
+    if not hasattr(os, "posix_spawnp"):
+        import subprocess
+
+        try:
+            proc = subprocess.run(argv, env=env, capture_output=True, timeout=timeout, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.returncode, proc.stdout
+    import select
+    import time
+
+    read_end, write_end = os.pipe()
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, write_end, 1),
+                (os.POSIX_SPAWN_DUP2, null, 2),
+            ],
+        )
+    except OSError:
+        os.close(read_end)
+        return None
+    finally:
+        os.close(write_end)
+        os.close(null)
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                os.kill(pid, 9)  # too slow: the hook answers without git's view
+                os.waitpid(pid, 0)
+                return None
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size <= MAX_GIT_OUTPUT:
+                chunks.append(chunk)
+    finally:
+        os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+
+def _git_status(project_dir: Path, env: dict[str, str], *, ahead_behind: bool) -> Any:
     # The memory root is left out: editing memory is not the work, and in a repository
     # that keeps thousands of memories, checking them would be most of git's time.
     spec = ["--", ".", f":(exclude){WORKSPACE_SUBDIR.as_posix()}"]
-    return subprocess.run(
-        ["git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "status",
-         "--porcelain=v1", "-b", "--untracked-files=no", "-z",
-         *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
-        cwd=project_dir, capture_output=True, timeout=GIT_TIMEOUT_S, env=env, check=False,
+    return _run(
+        ["git", "-C", str(project_dir), "-c", "core.fsmonitor=", "-c",
+         "core.hooksPath=/dev/null", "status", "--porcelain=v1", "-b", "--untracked-files=no",
+         "-z", *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
+        env, GIT_TIMEOUT_S,
     )  # fmt: skip
 
 
@@ -330,22 +387,17 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
     top = _git_top(project_dir)
     if top is None:  # no git to ask: spare the hook a process
         return normalise_paths(paths), ""
-    import subprocess
-
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        proc = _git_status(project_dir, env, ahead_behind=False)
-        if proc.returncode != 0 and b"no-ahead-behind" in proc.stderr:  # git before 2.17
-            proc = _git_status(project_dir, env, ahead_behind=True)
-    except (OSError, subprocess.SubprocessError):
-        return normalise_paths(paths), ""
-    if proc.returncode != 0:
+    done = _git_status(project_dir, env, ahead_behind=False)
+    if done is not None and done[0] != 0:  # perhaps a git before 2.17: once more without it
+        done = _git_status(project_dir, env, ahead_behind=True)
+    if done is None or done[0] != 0:
         return normalise_paths(paths), ""
     # git names files from the top of the repository; the project may be a folder in it
     prefix = os.path.relpath(os.path.abspath(project_dir), top) if top else os.curdir
     prefix = "" if prefix == os.curdir else prefix.replace(os.sep, "/") + "/"
     branch = ""
-    entries = proc.stdout.decode("utf-8", "replace").split("\x00")
+    entries = done[1].decode("utf-8", "replace").split("\x00")
     skip = False
     for entry in entries:
         if skip:  # the original name of a rename
