@@ -8,11 +8,17 @@ through the full parser in `engram.cli.parser`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+# `typing` is not imported here: this module runs before `_short_lived` turns the cyclic
+# collector off, and everything after that imports faster.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from types import SimpleNamespace
 
 
-def build_parser(command: str | None = None) -> Any:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argparse parser for `command` (every command when None or unknown)."""
     from engram.cli.parser import build_parser as build
 
@@ -71,7 +77,7 @@ def _main(args_list: list[str]) -> int:
     return _run(args)
 
 
-def _run(args: Any) -> int:
+def _run(args: argparse.Namespace | SimpleNamespace) -> int:
     from engram.core.errors import EngramError
 
     try:
