@@ -625,6 +625,8 @@ _SAFETY_OFF_RX = (
     r"\b(?:blanket|unlimited|unrestricted|standing)\s+(?:permission|approval|authori[sz]ation|consent)\b|\b(?:you\s+(?:have|'ve\s+got|now\s+have)|grants?\s+you|given\s+you)\s+full\s+(?:permission|approval|authori[sz]ation|consent|access)\b|\bpre-?(?:authori[sz]ed|approved|authori[sz]ation)\b",
     r"\b(?:never|don'?t|do\s+not|no\s+need\s+to|stop)\s+(?:ask|asking|request|requesting|seek|seeking)\s+(?:\w+\s+)?(?:for\s+)?(?:approval|permission|confirmation|consent)\b",
     # approving memory writes or proposals automatically, in any order and language
+    # (the first lookahead fails fast where no approving word starts: the second scans the clause)
+    r"(?=\b(?:automati|aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|valide))"
     r"(?=[^.!?;\n]*\b(?:memor\w*|escrituras?|ecritures?|schreibvorg\w*|speicher\w*|proposals?|propuestas?|propostas?|"
     r"propositions?|vorschlag\w*|pending|pendientes?|pendentes?|en\s+attente|writes|candidat\w*|approval\s+tokens?))"
     r"(?:\b(?:automaticamente|automatiquement|automatisch|automatically)\b[^.!?;\n]{0,40}?\b(?:aprueb|aprob|aprov|approuv|genehmig|freigeb|approv|accept)\w*|"

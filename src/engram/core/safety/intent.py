@@ -666,6 +666,27 @@ def _remote_exec(form: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _trigger() -> re.Pattern[str]:
+    """Every act an intent needs, in one pattern: most text has none and is done at once."""
+    acts = "|".join((SET_ASIDE, REMOVE, MOVE_OUT, HIDE, GRANT, CHEAT))
+    return re.compile(
+        _stems(acts)
+        + "|"
+        + "|".join(
+            rx.pattern
+            for rx in (
+                _REVEAL,
+                _HIDE_RX,
+                _ROLE_SWITCH,
+                _USER_OBJECT,
+                _PERMISSION_SWITCH,
+                _SPLIT_OFF,
+            )
+        )
+    )
+
+
 def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     """The first (intent, evidence) in normalised `form`, clause by clause.
 
@@ -676,6 +697,8 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     if hit:
         return "remote_exec", hit
     blanked = blank_mentions(_CODE.sub(lambda m: " " * len(m.group(0)), form))
+    if not _trigger().search(blanked) and not (loose or AUTHORITY_HEAD.search(form)):
+        return None  # no act of any intent anywhere: nothing to read clause by clause
     before = ""
     start = 0
     cuts = [(m.start(), m.end()) for m in _CLAUSE_END.finditer(blanked)] + [
