@@ -179,13 +179,16 @@ def run_load(args: argparse.Namespace) -> int:
             'empty query: give the task in words (engram load "fix the login bug"), '
             "the files it touches (--path PATH, --branch BRANCH) or --id ID"
         )
-    from engram.cli.common import start_dir
-    from engram.core.signals import checked_signals
-
     roots = roots_from(args)
-    paths, branch = checked_signals(
-        args.paths, args.branch, roots.project_dir, start_dir(args) or Path.cwd()
-    )
+    paths: list[str] = []
+    branch = ""
+    if args.paths or args.branch:  # task signals besides the words
+        from engram.cli.common import start_dir
+        from engram.core.signals import checked_signals
+
+        paths, branch = checked_signals(
+            args.paths, args.branch, roots.project_dir, start_dir(args) or Path.cwd()
+        )
     result = api.load(
         roots, query or None, ids=args.ids, budget_tokens=args.budget_tokens, disclosure=args.disclosure,
         full=args.full, explain=args.explain, all_=args.all_, dry_run=args.dry_run, roles=_roles(args.role),

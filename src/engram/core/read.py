@@ -144,10 +144,10 @@ NO_SIGNALS = Signals([], "")
 
 
 def _signals(ctx: ReadContext, paths: list[str] | None, branch: str) -> Signals:
-    from engram.core.signals import normalise_paths
-
     if not paths and not branch:
         return NO_SIGNALS
+    from engram.core.signals import normalise_paths
+
     if not isinstance(branch, str):
         raise UsageError("branch must be a string (the name of the branch the work is on)")
     if paths is not None and not isinstance(paths, list):
