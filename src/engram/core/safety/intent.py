@@ -256,7 +256,7 @@ AUTHORITY_HEAD = lazy_compile(
     r"note\s+(?:from|to)\s+(?:the\s+)?(?:tool|system|ai|assistant|model|agent)|"
     r"(?:mensaje|mensagem|message|messaggio|nachricht)\s+(?:del?|do|du|dal|vom)\s+(?:sistema|systeme|system)|"
     r"systemhinweis|systemmeldung|avis\s+systeme|aviso\s+del?\s+sistema|aviso\s+do\s+sistema|"
-    r"sistema|systeme|systemnachricht|システム|系统消息|系統訊息|系统|系統|시스템)"
+    r"sistema|systeme|systemnachricht|(?:システム|系统|系統|시스템)(?:消息|通知|提示|公告|訊息|メッセージ|알림|메시지)?)"
     r"(?:[\s_-]*(?:notice|message|note|update|override|alert|directive|instruction|prompt|policy|"
     r"change|config|mode|priority|operator|admin|security)s?){0,2}\s*(?:[\]>):|】]|#{2,}|-{2,}|\(|\{|```|\n|\s+-\s|\s+—\s|\bpriority\s*=)",
     re.I,
@@ -367,7 +367,7 @@ _CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _READER_SUBJECT = lazy_compile(
     r"\b(?:the\s+|an?\s+|any\s+|all\s+|o\s+|a\s+|el\s+|la\s+|l'|le\s+|der\s+|die\s+|il\s+|"
     r"lo\s+|los\s+|les\s+|os\s+|gli\s+)?(?:ai\s+)?(?:assistants?|agents?|ai|llms?|models?|claude|"
-    r"copilot|gemini|codex|assistente|asistente|agente|ki|kis|ia|bots?)(?:\s+\w+){0,3}?\s+"
+    r"copilot|gemini|codex|assistente|asistente|agente|ki|kis|ia|bots?)(?:\s+\w+){0,5}?\s+"
     r"(?:(?:should|must|shall|can|may|will|is\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|cleared|"
     r"expected|required|supposed)|are\s+(?:now\s+)?(?:allowed|authori[sz]ed|permitted|expected|required)|"
     r"needs?\s+to|has\s+to|have\s+to|peut|doit|puede|debe|pode|deve|esta\s+autorizad[oa]|"
