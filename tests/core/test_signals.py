@@ -108,3 +108,33 @@ def test_a_git_that_hangs_is_stopped_and_the_hook_goes_on(
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left running
         os.kill(pid, 0)
+
+
+def test_the_recorded_globs_survive_a_flag_and_follow_an_edit(project: Path, write_memory) -> None:
+    from engram.core.index import open_index
+    from engram.core.roots import resolve_roots
+    from engram.core.signals import path_matches
+    from tests.conftest import ws_root
+
+    root = ws_root(project)
+    write_memory(root, "rule", "money", "Money is cents", "- no floats", paths=["src/billing/**"])
+    write_memory(root, "rule", "other", "Other rule", "- something else")
+    roots = resolve_roots(project)
+    conn = open_index(roots).conn
+    money = conn.execute("SELECT rowid FROM memories WHERE id = 'money'").fetchone()[0]
+
+    def state() -> object:
+        return conn.execute("SELECT value FROM signal_state WHERE key = 'paths'").fetchone()
+
+    assert path_matches(conn, ["src/billing/a.py"])[0] == {money}
+    recorded = state()
+    assert recorded is not None
+    with conn:  # what the read path stores on a memory's first display
+        conn.execute("UPDATE memories SET flag = '' WHERE id = 'other'")
+    assert state() == recorded  # still valid: no glob is read again
+    write_memory(root, "rule", "money", "Money is cents", "- no floats", paths=["web/**"])
+    conn = open_index(roots).conn  # the next load re-indexes the edited file
+    assert state() is None
+    money = conn.execute("SELECT rowid FROM memories WHERE id = 'money'").fetchone()[0]
+    assert path_matches(conn, ["src/billing/a.py"])[0] == set()
+    assert path_matches(conn, ["web/app.tsx"])[0] == {money}

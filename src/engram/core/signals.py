@@ -201,16 +201,44 @@ def _fingerprint(conn: sqlite3.Connection) -> str:
     return f"{count}:{top}:{row[0] if row else ''}"
 
 
+# Any change to a memory row that can change its `paths:` clears the recorded state. A
+# flag the read path stores beside a row on its first display is no such change (an
+# earlier trigger on every UPDATE made the next call re-read every glob, ~10 ms at 10,000).
+_TRIGGERS = {
+    "signal_paths_insert": "AFTER INSERT ON memories",
+    "signal_paths_delete": "AFTER DELETE ON memories",
+    "signal_paths_change": "AFTER UPDATE OF scope, rel, hash, doc ON memories",
+}
+
+
+def _ensure_tables(conn: sqlite3.Connection) -> None:
+    """The globs table, its state and the triggers, created (or brought up to date) once."""
+    have = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'signal_paths%'"
+        )
+    }
+    if have == set(_TRIGGERS):
+        return
+    with conn:
+        conn.execute(_PATHS_TABLE)
+        conn.execute("CREATE TABLE IF NOT EXISTS signal_state(key TEXT PRIMARY KEY, value TEXT)")
+        for name in sorted(have - set(_TRIGGERS)):
+            quoted = name.replace('"', '""')  # the index is derived data in the repository
+            conn.execute(f'DROP TRIGGER IF EXISTS "{quoted}"')
+        for name in sorted(set(_TRIGGERS) - have):
+            conn.execute(
+                f"CREATE TRIGGER {name} {_TRIGGERS[name]}"
+                " BEGIN DELETE FROM signal_state WHERE key = 'paths'; END"
+            )
+        conn.execute("DELETE FROM signal_state WHERE key = 'paths'")
+
+
 def _declared_globs(conn: sqlite3.Connection) -> list[tuple[int, list[str]]]:
     """(rowid, globs) of every indexed memory that declares `paths:`."""
     try:
-        conn.execute(_PATHS_TABLE)
-        conn.execute("CREATE TABLE IF NOT EXISTS signal_state(key TEXT PRIMARY KEY, value TEXT)")
-        for event in ("INSERT", "UPDATE", "DELETE"):  # any change to a memory row: read again
-            conn.execute(
-                f"CREATE TRIGGER IF NOT EXISTS signal_paths_{event.lower()} AFTER {event} ON"
-                " memories BEGIN DELETE FROM signal_state WHERE key = 'paths'; END"
-            )
+        _ensure_tables(conn)
         stamp = _fingerprint(conn)
         seen = conn.execute("SELECT value FROM signal_state WHERE key = 'paths'").fetchone()
         if not seen or seen[0] != stamp:
