@@ -25,7 +25,7 @@ from engram.hosts.base import (
     pinned_version,
     server_command,
 )
-from engram.hosts.ops import inspect_host, rel, scopes_in_view
+from engram.hosts.ops import inspect_host, scopes_in_view, shown
 from engram.hosts.targets import (
     HOOKS,
     INSTRUCTIONS,
@@ -281,7 +281,7 @@ def _check_command(add, insp: Inspection, role: str, path: Path | None, version:
 
 
 def _p(scope: Scope, path: Path | None) -> str | None:
-    return rel(scope, path) if path else None
+    return shown(scope, path) if path else None
 
 
 def titles() -> dict[str, str]:

@@ -85,6 +85,14 @@ def rel(scope: Scope, path: Path) -> str:
         return str(path)
 
 
+def shown(scope: Scope, path: Path) -> str:
+    """The path as a person reads it: relative in a project, `~/…` for the user's own files."""
+    r = rel(scope, path)
+    if scope.kind != WORKSPACE and not Path(r).is_absolute() and scope.base == Path.home():
+        return f"~/{r}"
+    return r
+
+
 def read_text(path: Path) -> str | None:
     """The file's text with its line endings untouched (None when it does not exist)."""
     try:
@@ -175,7 +183,7 @@ def run(
     written: list[Path] = []
     for path, text in texts.items():
         if text != originals[path]:
-            diffs.append(unified_diff(rel(scope, path), originals[path], text))
+            diffs.append(unified_diff(shown(scope, path), originals[path], text))
             written.append(path)
     failed = any(c.action in ("conflict", "error") for c in changes)
     if not plan and written and not failed:
@@ -243,7 +251,7 @@ def _apply(
     linked = _linked_part(scope, path)
     if linked is not None:
         broken[path] = (
-            f"{rel(scope, linked)} is a symbolic link; Engram does not write host files through "
+            f"{shown(scope, linked)} is a symbolic link; Engram does not write host files through "
             "links in a project (a cloned repository may point them anywhere); left unchanged"
         )
         return change("error", broken[path])
@@ -251,7 +259,7 @@ def _apply(
         try:
             texts[path] = originals[path] = read_text(path)
         except (ConfigParseError, OSError) as exc:
-            broken[path] = f"{rel(scope, path)} cannot be read ({exc}); left unchanged"
+            broken[path] = f"{shown(scope, path)} cannot be read ({exc}); left unchanged"
             return change("error", broken[path])
     before = texts[path]
     rec = files.setdefault(rel(scope, path), {})
@@ -263,7 +271,7 @@ def _apply(
         else:
             after = target.link(before, rec, force)
     except ConfigParseError as exc:
-        broken[path] = f"{rel(scope, path)} is not valid ({exc}); left unchanged"
+        broken[path] = f"{shown(scope, path)} is not valid ({exc}); left unchanged"
         texts[path] = originals[path]
         return change("error", broken[path])
     except Conflict as exc:
@@ -307,7 +315,7 @@ def _write(
     except OSError as exc:
         _put_back(done, originals)
         raise EngramError(
-            f"could not write {rel(scope, path)} ({exc.strerror or exc}); "
+            f"could not write {shown(scope, path)} ({exc.strerror or exc}); "
             "the files already written were put back, nothing changed",
             code="host.write_failed",
         ) from exc
@@ -327,7 +335,7 @@ def _unchanged_since_read(
             now = ""
         if now != originals[path]:
             raise EngramError(
-                f"{rel(scope, path)} changed while Engram was planning its edit (the host "
+                f"{shown(scope, path)} changed while Engram was planning its edit (the host "
                 "wrote it?); nothing was written; run the command again",
                 code="host.file_changed",
             )
@@ -374,6 +382,8 @@ def _result(
             current = c.host
             lines.append(f"{get_host(c.host).TITLE} ({c.host}, {c.scope}):")
         where = c.path or ""
+        if where and c.scope != WORKSPACE and scope.base == Path.home():
+            where = f"~/{where}"  # the user's own file, not one of the project
         detail = f"  {c.message}" if c.message else ""
         lines.append(f"  {c.action:<9} {c.label:<28} {where}{detail}".rstrip())
     if not changes:
