@@ -13,13 +13,14 @@ def test_groups_types_lines_and_tags() -> None:
     )
     pieces = split_markdown(text, "AGENTS.md", paths=["svc/**"])
     kinds = [(p.title, p.type, p.start, p.end) for p in pieces]
-    assert ("Testing", "rule", 4, 5) in kinds
+    assert ("rule", 4, 4) in [k[1:] for k in kinds]  # two short rules: one memory each
+    assert ("rule", 5, 5) in [k[1:] for k in kinds]
     assert ("Stack", "knowledge", 8, 8) in kinds
     assert ("Deploy", "skill", 11, 17) in kinds  # its code example belongs to it
     assert all(p.paths == ["svc/**"] for p in pieces)
-    testing = next(p for p in pieces if p.title == "Testing")
+    testing = next(p for p in pieces if p.start == 4)
     assert testing.tags[:2] == ["testing", "backend"]
-    assert testing.imported_from == "AGENTS.md:4-5"
+    assert testing.imported_from == "AGENTS.md:4"
     assert not any(p.title == "not a heading" for p in pieces)
 
 
@@ -149,3 +150,27 @@ def test_a_table_is_one_knowledge_memory_row_by_row() -> None:
     (piece,) = split_markdown(text, "AGENTS.md")
     assert (piece.type, piece.title, piece.start, piece.end) == ("knowledge", "Ports", 2, 5)
     assert piece.text == "Service | Port; gateway | 8000; billing | 8102."
+
+
+def test_short_independent_rules_are_one_memory_each_lists_that_belong_together_stay() -> None:
+    text = (
+        "## Git\n- Never force-push to main.\n- Squash commits before merging.\n"
+        "- Use imperative commit messages.\n- Rebase on main before opening a PR.\n\n"
+        "## Stack\n- Node 20 LTS\n- Postgres 15 via Neon\n- FastAPI\n\n"
+        "## Services\n- Gateway: port 8000\n- Billing: port 8102\n\n"
+        "## Done\n- [ ] Tests pass.\n- [ ] Docs updated.\n\n"
+        "## Release\n1. Bump the version.\n2. Tag the commit.\n3. Push the tag.\n"
+    )
+    got = _texts(text)
+    for rule in (
+        "Never force-push to main.",
+        "Squash commits before merging.",
+        "Use imperative commit messages.",
+        "Rebase on main before opening a PR.",
+    ):
+        assert ("rule", rule) in got, got
+    together = [t for _, t in got if "Node 20" in t or "Gateway" in t or "Tests pass" in t]
+    assert len(together) == 3 and "FastAPI" in together[0] and "Billing" in together[1]
+    assert "Docs updated" in together[2]
+    (release,) = [(k, t) for k, t in got if "Bump" in t]
+    assert release[0] == "skill" and "Tag the commit" in release[1]

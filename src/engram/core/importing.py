@@ -154,6 +154,8 @@ def item_kind(item: str, kind: str = "bullets") -> str:
     """
     if _DEONTIC.search(item) or _IMPERATIVE.match(item):
         return "rule"
+    if kind in ("bullets", "numbered") and standalone(item):  # "Squash commits before merging."
+        return "rule"
     if _ENTRY_START.match(item) or len(item.split()) <= 4 or _FACT.match(item):
         return "knowledge"
     return "knowledge" if kind in ("paragraph", "code") else "rule"
@@ -449,9 +451,37 @@ def _entries(block: _Block) -> bool:
             return True  # a command and what it does
         if m:  # `Key: value`: an entry while the value is short (a glossary defines at length)
             return len(raw[m.end() :].split()) <= 8
-        return len(raw.split()) <= 4
+        return len(raw.split()) <= 4 and not standalone(raw)
 
     return sum(1 for r in block.raw if terse(r)) * 2 >= len(block.raw)
+
+
+_PLAIN_WORD = re.compile(
+    r"^[^\W\d_][^\W\d_'’-]*(?:-[^\W\d_]+)*$"
+)  # a word: no digits, no caps inside
+
+
+def standalone(raw: str) -> bool:
+    """A complete sentence that states a constraint on its own, however short: it ends as a
+    sentence, opens with an instruction (a verb, or a word of obligation), and has an
+    object after it ("Squash commits before merging.", "Never force-push to main.").
+
+    A name, a version or a product (`Node 20 LTS`, `FastAPI`, `Redis for the queue`) does
+    not end with a full stop, carries digits, or is spelled with capitals inside, so a stack
+    list stays one memory.
+    """
+    text = _clean(raw).strip()
+    if not text.endswith((".", "!", "。", "！")) or _ENTRY.match(text):
+        return False
+    words = text.rstrip(".!。！").split()
+    if len(words) < 3:
+        return False
+    head, second = words[0], words[1]
+    if _DEONTIC.match(text) or _IMPERATIVE.match(text):
+        return True
+    plain = _PLAIN_WORD.match(head) and (head[1:].islower() or len(head) == 1)
+    following = second.startswith("`") or bool(_PLAIN_WORD.match(second) and second.islower())
+    return bool(plain and following and not _FACT.match(text))
 
 
 def _chunks(block: _Block) -> list[_Block]:
