@@ -169,3 +169,30 @@ def test_global_files_go_to_the_global_root_and_auto_memory_to_the_workspace(
     local = _run(proj, home, "import", "--scope", "workspace", "--dry-run")
     assert f"~/.claude/projects/{key}/memory/MEMORY.md (claude auto memory): 1 " in local.stdout
     assert "needs Docker running" in local.stdout and "early returns" not in local.stdout
+
+
+def test_a_line_that_held_a_secret_is_not_proposed_again_and_its_section_is_replaced(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "AGENTS.md").write_text(
+        "# Project\n\n## Secrets\n\n"
+        "- Set `API_KEY=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c` before running the smoke tests.\n"
+        "- The password is hunter2hunter2 for the admin panel.\n"
+        "- Connect with `postgres://admin:S3cretPassw0rd!@db.internal:5432/app` in staging.\n\n"
+        "## Git\n\n- Never force-push to main.\n- Squash commits before merging.\n"
+    )
+    assert _run(proj, home, "init").returncode == 0
+    out = _run(proj, home, "import", "--propose")
+    assert "Read 1 instruction file(s):\n  AGENTS.md (agents): 4 rule, 1 knowledge\n" in out.stdout
+    token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    assert _run(proj, home, "commit", token, "--approve", "all").returncode == 0
+    again = _run(proj, home, "import", "--propose")
+    assert "AGENTS.md (agents): 5 already in memory\nNothing new to propose." in again.stdout
+    assert "eng1_" not in again.stdout and "-2 (" not in again.stdout
+    plan = _run(proj, home, "import", "--replace-with-pointer", "--plan")
+    assert "would replace 2 approved section(s) in AGENTS.md" in plan.stdout, plan.stdout
+    assert "-- Set `API_KEY=" in plan.stdout and "-## Secrets" in plan.stdout

@@ -42,7 +42,7 @@ def _numbers(project: Path, *titles: str) -> str:
 def test_replace_plan_apply_again_and_restore_byte_for_byte(project: Path) -> None:
     guide = project / "CLAUDE.md"
     guide.write_bytes(GUIDE.encode())
-    _approve(project, _numbers(project, "run-pytest", "release"))
+    _approve(project, _numbers(project, "run-pytest", "never-commit", "release"))
     plan = _run(project, "import", "--replace-with-pointer", "--plan")
     assert (
         plan.returncode == 0 and "would replace 2 approved section(s) in CLAUDE.md" in plan.stdout
@@ -122,3 +122,16 @@ def test_global_files_get_their_pointer_and_come_back(project: Path, isolated_ho
     assert "early returns" not in user.read_text() and "Keep." in user.read_text()
     back = _run(project, "import", "--global", "--restore")
     assert back.returncode == 0 and user.read_text() == original
+
+
+def test_the_count_is_of_sections_and_setext_or_commented_headings_left_empty_go() -> None:
+    text = (
+        "# Guide\n\nIntro.\n\nArchitecture\n------------\n\n<!-- owner: platform -->\n"
+        "We use FastAPI.\n\n## Git\n- Never force-push to main.\n- Squash commits.\n"
+        "- Keep this one.\n\n## Style\n- Use tabs.\n- Use ruff.\n"
+    )
+    new, count = replace_sections(text, [(9, 9), (12, 12), (13, 13), (17, 17), (18, 18)])
+    assert count == 3  # five memories from three sections
+    assert "Architecture" not in new and "------" not in new and "## Style" not in new
+    assert "<!-- owner: platform -->" in new and "## Git\n- Keep this one.\n" in new
+    assert new.startswith("# Guide\n\nIntro.\n")

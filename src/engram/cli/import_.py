@@ -117,7 +117,6 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_pointer(args: argparse.Namespace) -> int:
     """Replace approved sections with a pointer block (or restore the originals); --plan: diff."""
-    from engram.core.commit import content_of
     from engram.importers import pointer
 
     if args.replace_with_pointer and args.restore:
@@ -131,7 +130,7 @@ def run_pointer(args: argparse.Namespace) -> int:
     if args.restore:
         edits = pointer.plan_restore(place, [_shown(place, p) for p in args.paths])
     else:
-        from engram.importers.propose import held_contents, read_pieces
+        from engram.importers.propose import committed_content, held_contents, read_pieces
 
         base = roots.project_dir or place.base
         _, pieces = read_pieces(_request(args, base), base)
@@ -141,7 +140,7 @@ def run_pointer(args: argparse.Namespace) -> int:
             if not args.user_level and piece.source.startswith(("~", "/")):
                 continue  # another program's file (Claude's auto memory) is left alone
             body = _content(piece)
-            if body is not None and content_of(body).strip() in held:
+            if body is not None and committed_content(body) in held:
                 ranges.setdefault(piece.source, []).append((piece.start, piece.end))
         edits = pointer.plan_pointers(place, ranges)
     if not args.plan:

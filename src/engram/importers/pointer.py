@@ -28,6 +28,10 @@ POINTER = BlockStyle("<!-- engram:pointer", " -->", "<!-- engram:pointer-end -->
 STATE_FILE = "pointers.json"
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,3}[.)])[ \t]")
+_COMMENT = re.compile(r"<!--.*?-->")
+_THEMATIC = re.compile(r"^([-*_])(?:[ \t]*\1){2,}$")
 
 
 def pointer_body(count: int) -> str:
@@ -55,7 +59,8 @@ def replace_sections(text: str, ranges: list[tuple[int, int]]) -> tuple[str, int
     lines = text.splitlines(keepends=True)
     drop: set[int] = {i - 1 for a, b in ranges for i in range(a, b + 1) if 0 < i <= len(lines)}
     old = find_block(text, POINTER)
-    count = len(ranges)
+    heads = _headings(lines)
+    count = _sections(heads, drop)
     anchor = min(drop) if drop else None
     if old is not None:
         first = text.count("\n", 0, old.start)
@@ -66,7 +71,7 @@ def replace_sections(text: str, ranges: list[tuple[int, int]]) -> tuple[str, int
         count += int(m.group(1)) if m else 0
     if anchor is None:
         return text, 0
-    drop |= _emptied_headings(lines, drop)
+    drop |= _emptied_headings(lines, drop, heads)
     out: list[str] = []
     block = render_block(POINTER, pointer_body(count), {"sections": str(count)}, nl)
     for i, line in enumerate(lines):
@@ -87,10 +92,10 @@ def replace_sections(text: str, ranges: list[tuple[int, int]]) -> tuple[str, int
     return new, count
 
 
-def _emptied_headings(lines: list[str], drop: set[int]) -> set[int]:
-    """Headings whose whole section (up to the next heading of the same or a higher level)
-    would hold only dropped lines, blanks and headings; at least one line of it dropped."""
-    heads: list[tuple[int, int]] = []
+def _headings(lines: list[str]) -> list[tuple[int, int, int]]:
+    """(first line index, level, lines it takes) of every heading outside fenced code:
+    `## Title` lines and setext headings (`Title` over `===` or `---`)."""
+    heads: list[tuple[int, int, int]] = []
     fence: str | None = None
     for i, line in enumerate(lines):
         f = _FENCE.match(line)
@@ -101,15 +106,48 @@ def _emptied_headings(lines: list[str], drop: set[int]) -> set[int]:
         elif fence is None:
             m = _HEADING.match(line)
             if m:
-                heads.append((i, len(m.group(1))))
+                heads.append((i, len(m.group(1)), 1))
+            elif (
+                i + 1 < len(lines)
+                and _SETEXT.match(lines[i + 1])
+                and line.strip()
+                and not _ITEM.match(line)
+                and not line.startswith(("    ", "\t", "|"))
+                and (i == 0 or not lines[i - 1].strip())
+                and not (heads and heads[-1][0] + heads[-1][2] > i)
+            ):
+                heads.append((i, 1 if lines[i + 1].strip()[:1] == "=" else 2, 2))
+    return heads
+
+
+def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
+    """How many sections (the text under one heading, or before the first) lose lines."""
+    starts = [i for i, _, _ in heads]
+    owners = set()
+    for j in drop:
+        owners.add(max((i for i in starts if i <= j), default=-1))
+    return len(owners)
+
+
+def _blank(line: str) -> bool:
+    """A line that says nothing once its section is gone: blank, a comment, a rule (`---`)."""
+    bare = _COMMENT.sub("", line).strip()
+    return not bare or bool(_THEMATIC.match(bare))
+
+
+def _emptied_headings(
+    lines: list[str], drop: set[int], heads: list[tuple[int, int, int]]
+) -> set[int]:
+    """Headings whose whole section (up to the next heading of the same or a higher level)
+    would hold only dropped lines, blanks, comments, rules and headings; at least one line
+    of it dropped."""
     out: set[int] = set()
-    head_lines = {i for i, _ in heads}
-    for k, (i, level) in enumerate(heads):
-        end = next((j for j, lv in heads[k + 1 :] if lv <= level), len(lines))
-        body = [j for j in range(i + 1, end) if lines[j].strip() and j not in head_lines]
-        if body and all(j in drop for j in body):
-            out.add(i)
-            out |= {j for j in range(i + 1, end) if j in head_lines}
+    head_lines = {i + k for i, _, n in heads for k in range(n)}
+    for k, (i, level, n) in enumerate(heads):
+        end = next((j for j, lv, _ in heads[k + 1 :] if lv <= level), len(lines))
+        body = [j for j in range(i + n, end) if not _blank(lines[j]) and j not in head_lines]
+        if body and all(j in drop for j in body):  # comments and rules stay where they are
+            out |= {j for j in range(i, end) if j in head_lines}
     return out
 
 

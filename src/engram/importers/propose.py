@@ -131,7 +131,6 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     nothing was proposed.
     """
     from engram.core import approvals
-    from engram.core.commit import content_of
 
     scope = req.scope
     if req.user_level:
@@ -151,7 +150,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     later: Counter[str] = Counter()
     kept: list[Any] = []
     for c in cands:
-        body = content_of(c.text).strip()
+        body = committed_content(c.text)
         if body in held:
             dup[by_source[id(c)]] += 1
         elif len(kept) >= MAX_PER_PROPOSAL:
@@ -230,6 +229,15 @@ def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def committed_content(text: str) -> str:
+    """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
+    write path redacts it, so a line that held a secret matches the memory it became."""
+    from engram.core.commit import content_of
+    from engram.core.safety import redact
+
+    return content_of(redact(text).text).strip()
+
+
 def held_contents(roots: Any, scopes: list[str]) -> set[str]:
     from engram.core.approvals import durable_memories
 
@@ -257,22 +265,24 @@ def _summary(
     refused: list[tuple[str, str]],
     bad: list[str],
 ) -> str:
-    """Per source file: candidates of each type, already in memory, deferred, refused."""
-    lines = [f"Read {len(results)} instruction file(s):"]
+    """Per source file: candidates of each type (of which deferred), already in memory,
+    refused; the files read through an `@import` count as read."""
     sources = [(r.source, r.host, r.problems) for r in results]
     known = {r.source for r in results}
     for src in dict.fromkeys([*source_of.values(), *dup, *later]):
         if src not in known:  # read through an @import
             sources.append((src, "imported", []))
+    lines = [f"Read {len(sources)} instruction file(s):"]
     for source, host, problems in sources:
         mine = [e for e in fresh if source_of.get(e["number"]) == source]
         kinds = Counter(e["type"] for e in mine)
         parts = [f"{kinds[t]} {t}" for t in ("rule", "skill", "knowledge") if kinds[t]]
         deferred = sum(1 for e in mine if e["deferred_reason"])
+        if deferred:  # counted in the types above: the commit defers them for review
+            parts[-1] += f" ({deferred} of these will be deferred)"
         gone = sum(1 for w, _ in refused if w == source)
         for count, what in (
             (dup[source], "already in memory"),
-            (deferred, "will be deferred"),
             (gone, "refused"),
             (later[source], "left for the next import (50 per proposal)"),
         ):
