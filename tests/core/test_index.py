@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
+
+import pytest
 
 from engram.core import api
 from engram.core.index import forget_open_indexes, index_path, open_index
@@ -188,3 +191,30 @@ def test_a_change_indexed_by_a_partial_refresh_is_not_hidden_by_a_fingerprint(
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     forget_open_indexes()  # a new process
     assert _ids(project, "rabbitmq") == ["queue"] and not _ids(project, "zeromqqq")
+
+
+@pytest.mark.parametrize("by_fd", [True, False])
+def test_both_ways_of_listing_a_folder_take_the_same_files(
+    project: Path, write_memory, monkeypatch: pytest.MonkeyPatch, by_fd: bool
+) -> None:
+    """Listing by descriptor (POSIX) or by path (elsewhere): links and hidden or
+    non-Markdown names stay out either way."""
+    import engram.core.index as index_mod
+
+    monkeypatch.setattr(index_mod, "_FOLDER_BY_FD", by_fd)
+    root = ws_root(project)
+    p = write_memory(root, "knowledge", "kept", "Kept note", "- the kept note")
+    outside = project.parent / "outside"
+    outside.mkdir()
+    write_memory(outside, "rule", "leak", "Leaked rule", "- from outside")
+    os.symlink(p, root / "knowledge" / "link.md")
+    (root / "knowledge" / ".hidden.md").write_text(p.read_text())
+    (root / "knowledge" / "notes.txt").write_text("x")
+    shutil.rmtree(root / "rules", ignore_errors=True)
+    os.symlink(outside / "rules", root / "rules")  # a linked memory folder
+    entries = sorted(
+        (sub, name) for sub, name, _, _ in index_mod._memory_entries(
+            resolve_roots(project).workspace, index_mod.MEMORY_DIRS
+        )
+    )  # fmt: skip
+    assert entries == [("knowledge", "kept.md")]

@@ -135,6 +135,12 @@ def sha256(data: bytes) -> Any:
     return new(data)
 
 
+# Listing a folder by its descriptor (POSIX): opened once without following a link, its
+# entries are stat-ed relative to it. Elsewhere the folder is listed by path after an lstat.
+_FOLDER_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
     """(folder, name, mtime_ns, size) of every plain `*.md` directly under these folders:
     the files `store.scan_files` lists, by the same rules (no links, no linked folder, no
@@ -143,8 +149,13 @@ def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, st
     Each folder is opened once without following a link and its entries are stat-ed
     relative to it, which spares the kernel a walk of the whole path per file."""
     for sub in dirs:
+        folder = os.path.join(root.path, sub)
+        fd = -1
         try:
-            fd = os.open(os.path.join(root.path, sub), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            if _FOLDER_BY_FD:
+                fd = os.open(folder, _FOLDER_FLAGS)
+            elif stat.S_ISLNK(os.lstat(folder).st_mode):
+                continue  # a linked folder is never loaded
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
@@ -152,7 +163,11 @@ def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, st
                 continue
             raise
         try:
-            with os.scandir(fd) as entries:
+            try:
+                entries = os.scandir(fd if fd >= 0 else folder)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            with entries:
                 for e in entries:
                     name = e.name
                     if not name.endswith(".md") or name.startswith("."):
@@ -169,7 +184,8 @@ def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, st
                     if stat.S_ISREG(st.st_mode):
                         yield sub, name, st.st_mtime_ns, st.st_size
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
 
 
 class Index:
