@@ -80,3 +80,38 @@ def test_the_prompt_hook_asks_git_only_inside_a_repository(tmp_path):
     calls.unlink(missing_ok=True)
     assert "release" in prompt_hook("how do we cut a release now?").lower()
     assert "status" in calls.read_text()
+
+
+def test_a_prompt_hook_imports_only_what_it_needs(tmp_path):
+    """A host runs the hook on every prompt: no argparse, no subprocess (git is spawned
+    directly), no OpenSSL or secrets (the state file's temp name comes from os.urandom)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "eh")}
+    project = tmp_path / "project"
+    project.mkdir()
+    engram = [sys.executable, "-m", "engram.cli.main"]
+    for args in (["init", "--example"], ["set-read", "always"]):
+        subprocess.run([*engram, *args], cwd=project, env=env, check=True, capture_output=True)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q"], cwd=project, env=env, check=True)
+    probe = (
+        "import sys; from engram.cli.main import main; sys.argv = ['engram', *sys.argv[1:]];"
+        " main(); sys.stdout.flush(); sys.stderr.write(' '.join(m for m in ('argparse',"
+        " 'subprocess', '_hashlib', 'secrets') if m in sys.modules))"
+    )
+    prompts = ("how do we cut a release?", "what about database migrations?")
+    for prompt in prompts:  # the first loads build the index and scan what they show, once
+        subprocess.run([*engram, "load", prompt], cwd=project, env=env, check=True,
+                       capture_output=True)  # fmt: skip
+    for n, prompt in enumerate(prompts):
+        payload = json.dumps({"session_id": "s", "cwd": str(project), "prompt": prompt})
+        res = subprocess.run([sys.executable, "-c", probe, "hook", "claude", "user-prompt-submit"],
+                             input=payload, cwd=project, env=env, capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+        assert res.returncode == 0 and res.stdout.strip(), (n, res.stdout)
+        assert res.stderr == "", (n, res.stderr)
+    assert (project / ".agents/.engram/cache/hook-state.json").exists()  # the state was written
