@@ -67,6 +67,11 @@ def test_import_approve_route_and_import_again(four_hosts: Path) -> None:
     root = four_hosts / ".agents/.engram"
     migration = (root / "skills/database-migrations.md").read_text()
     assert "imported_from: CLAUDE.md:" in migration and "source: import" in migration
+    assert "\n- Run `alembic revision --autogenerate" in migration and "2)" not in migration
+    titles = [
+        line for p in root.rglob("*.md") for line in p.read_text().splitlines() if line[:2] == "# "
+    ]
+    assert len(titles) == len(set(titles)) == 18, titles  # no two memories share a title
     billing = next((root / "rules").glob("store-money-as-integer-cents*.md")).read_text()
     assert "services/billing/**" in billing  # a nested AGENTS.md scopes its memories
     frontend = "".join(p.read_text() for p in root.rglob("*.md") if "TanStack" in p.read_text())

@@ -68,7 +68,8 @@ _FACT = re.compile(  # "We use X", "The API is …", "This service runs …": a 
 _ENTRY_START = re.compile(r"^(?:`[^`]+`|[^\s:]{1,24}(?:\s[^\s:]{1,24}){0,2}\s?:\s)")
 _TAG_WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
 _GENERIC_HEADINGS = frozenset(
-    "agents agents.md claude claude.md gemini gemini.md rules guidelines instructions notes "
+    "agent agents agents.md claude claude.md gemini gemini.md rules guidelines instructions notes "
+    "instruction guidance guide rule note "
     "general overview readme misc other project conventions copilot cursor windsurf cline "
     "memory the and for of a an to in".split()
 )
@@ -133,15 +134,62 @@ def _sentence(text: str) -> str:
     return text
 
 
-def heading_tags(headings: list[str]) -> list[str]:
-    """Tags from the heading path: its distinctive words, most specific heading first."""
+def heading_tags(headings: list[str], text: str = "") -> list[str]:
+    """Tags from the heading path (its distinctive words, most specific heading first), then
+    the things the text names (`structlog`, FastAPI, Redis). A heading that addresses the
+    agent ("Guidance for Claude Code") names the file, not a topic."""
     out: list[str] = []
     for h in reversed(headings):
+        if _ADDRESS.search(h):
+            continue
         for w in _TAG_WORD.findall(h.lower()):
             w = w.strip(".-")
             if len(w) >= 3 and w not in _GENERIC_HEADINGS and w not in out:
                 out.append(w)
+    for w in named_things(text):
+        if len(out) >= MAX_TAGS:
+            break
+        if w not in out:
+            out.append(w)
     return out[:MAX_TAGS]
+
+
+_CODE_NAME = re.compile(r"`([A-Za-z][\w.+-]{1,30})`")  # `structlog`, `mypy`: one tool's name
+_PROPER = re.compile(r"(?<![\w./`-])([A-Z][a-z0-9]*[A-Z][\w]*|[A-Z][a-z]{2,}[\w]*)(?![\w/`-])")
+
+
+def named_things(text: str) -> list[str]:
+    """The tools and products a statement names: a one-word code span, or a capitalised name
+    that does not open a sentence (`FastAPI`, `Redis`, `TanStack`); lowercased."""
+    out: list[str] = []
+    for m in _CODE_NAME.finditer(text):
+        name = m.group(1).lower().strip(".-")
+        if "." not in name and len(name) >= 3 and name not in out:
+            out.append(name)
+    plain = re.sub(r"`[^`]*`", " ", text)
+    for m in _PROPER.finditer(plain):
+        before = plain[: m.start()].rstrip()
+        if not before or before.endswith((".", "!", "?", ":", ";", "(", "—")):
+            continue  # the first word of a sentence is capitalised anyway
+        name = m.group(1).lower()
+        if name not in out and name not in _GENERIC_HEADINGS:
+            out.append(name)
+    return out
+
+
+_CLAUSE_END = re.compile(r"[;:—–]\s|,\s(?:and\s|but\s|then\s|so\s)?|\s\(|(?<=[.!?。])\s")
+
+
+def statement_title(text: str, limit: int = 9) -> str:
+    """A title that says what a one-statement memory says: its first clause, Markdown made
+    plain, at most `limit` words ("Never force-push to main")."""
+    plain = _clean(re.sub(r"`([^`]*)`", r"\1", text)).strip()
+    plain = re.sub(r"^[^\w`\"'(\[]+", "", plain)  # `✅ Use …`: the symbol that marks the item
+    m = _CLAUSE_END.search(plain)
+    clause = plain[: m.start()] if m and m.start() >= 12 else plain
+    words = clause.rstrip(" .!?。:;,").split()
+    title = " ".join(words[:limit]) + ("…" if len(words) > limit else "")
+    return title[:1].upper() + title[1:]
 
 
 def item_kind(item: str, kind: str = "bullets") -> str:
@@ -430,8 +478,8 @@ def _text_of(block: _Block) -> str:
         body = _sentence("; ".join(i for i in block.items if i))
     elif block.kind == "paragraph" or block.kind == "code":
         body = _sentence(" ".join(i for i in block.items if i)) if block.items else ""
-    elif block.kind == "numbered":
-        body = " ".join(f"{k}) {_sentence(i)}" for k, i in enumerate(block.items, start=1) if i)
+    elif block.kind == "numbered":  # each step its own sentence: the skill lists them
+        body = " ".join(_sentence(i[:1].upper() + i[1:]) for i in block.items if i)
     else:
         body = " ".join(_sentence(i) for i in block.items if i)
     parts = [block.lead, body, _code_text(block) if block.code else ""]
@@ -655,19 +703,25 @@ def split_markdown(
                 body_text = _text_of(chunk)
                 if len(body_text) < 12:
                     continue
-                title = chunk.title or (headings[-1] if headings else default_title)
+                kind = "knowledge" if chunk.table else classify(chunk.kind, chunk.items, chunk.lead)
+                heading = chunk.title or (headings[-1] if headings else default_title)
+                statements = [i for i in chunk.items if i.strip()]
+                one = kind != "skill" and len(statements) == 1 and not (chunk.lead or chunk.code)
+                # one statement: a title of its own (several share their heading); a list that
+                # belongs together, a table and a procedure: the heading over them
+                title = statement_title(statements[0]) if one else heading
                 if len(body_text) > MAX_TEXT_CHARS:
                     body_text = body_text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
-                tags = heading_tags([*headings, chunk.title] if chunk.title else headings)
+                tags = heading_tags(
+                    [*headings, chunk.title] if chunk.title else headings, body_text
+                )
                 for t in extra_tags or []:
                     if t not in tags and len(tags) < MAX_TAGS:
                         tags.append(t)
                 out.append(
                     Piece(
-                        type="knowledge"  # a table describes
-                        if chunk.table
-                        else classify(chunk.kind, chunk.items, chunk.lead),
-                        title=title or body_text[:60],
+                        type=kind,  # a table describes: knowledge
+                        title=title or statement_title(body_text),
                         text=body_text,
                         source=source,
                         start=chunk.start,

@@ -110,10 +110,14 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
 
 
 def _preferred_id(title: str, cand: Any) -> str:
-    """A procedure is named by its heading (`release`), other memories by their words."""
+    """An id from the memory's title (it says what the memory says), without paths and file
+    names (`tests/api/x.go` is where, not what) and without repeated words."""
     from engram.core.candidates import slugify
 
-    return slugify(title) if cand.type == "skill" and title else slugify(cand.text)
+    words = (title or cand.text).split()
+    named = [w for w in words if not re.search(r"[/\\]|\w\.\w", w)]
+    kept = list(dict.fromkeys(w.lower() for w in (named if len(named) >= 2 else words)))
+    return slugify(" ".join(kept))
 
 
 def _fields(piece: Any) -> dict[str, Any]:
