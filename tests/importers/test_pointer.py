@@ -135,3 +135,11 @@ def test_the_count_is_of_sections_and_setext_or_commented_headings_left_empty_go
     assert "Architecture" not in new and "------" not in new and "## Style" not in new
     assert "<!-- owner: platform -->" in new and "## Git\n- Keep this one.\n" in new
     assert new.startswith("# Guide\n\nIntro.\n")
+
+
+def test_a_heading_over_only_html_tags_goes_when_its_text_is_replaced() -> None:
+    text = (
+        "## Architecture\n\n<details>\n<summary>Layout</summary>\n\nWe use FastAPI.\n</details>\n"
+    )
+    new, count = replace_sections(text, [(4, 6)])
+    assert count == 1 and "## Architecture" not in new and "FastAPI" not in new

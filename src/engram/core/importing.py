@@ -177,7 +177,8 @@ def named_things(text: str) -> list[str]:
     return out
 
 
-_CLAUSE_END = re.compile(r"[;:—–]\s|,\s(?:and\s|but\s|then\s|so\s)?|\s\(|(?<=[.!?。])\s")
+# Where a statement's first clause ends (a comma does not: "If a test fails, fix it").
+_CLAUSE_END = re.compile(r"[;:—–]\s|,\s(?:and|but|then|so)\s|\s\(|(?<=[.!?])\s|(?<=[。！？；：])")
 
 
 def statement_title(text: str, limit: int = 9) -> str:
@@ -186,7 +187,7 @@ def statement_title(text: str, limit: int = 9) -> str:
     plain = _clean(re.sub(r"`([^`]*)`", r"\1", text)).strip()
     plain = re.sub(r"^[^\w`\"'(\[]+", "", plain)  # `✅ Use …`: the symbol that marks the item
     m = _CLAUSE_END.search(plain)
-    clause = plain[: m.start()] if m and m.start() >= 12 else plain
+    clause = plain[: m.start()] if m and m.start() >= 6 else plain
     words = clause.rstrip(" .!?。:;,").split()
     title = " ".join(words[:limit]) + ("…" if len(words) > limit else "")
     return title[:1].upper() + title[1:]

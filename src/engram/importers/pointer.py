@@ -130,8 +130,11 @@ def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
 
 
 def _blank(line: str) -> bool:
-    """A line that says nothing once its section is gone: blank, a comment, a rule (`---`)."""
-    bare = _COMMENT.sub("", line).strip()
+    """A line that says nothing once its section is gone: blank, a comment, a rule (`---`),
+    block-level HTML (`<details>`, whose words the import read)."""
+    from engram.core.importing import _without_tags
+
+    bare = _without_tags(_COMMENT.sub("", line)).strip()
     return not bare or bool(_THEMATIC.match(bare))
 
 
