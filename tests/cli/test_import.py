@@ -189,7 +189,13 @@ def test_a_line_that_held_a_secret_is_not_proposed_again_and_its_section_is_repl
     out = _run(proj, home, "import", "--propose")
     assert "Read 1 instruction file(s):\n  AGENTS.md (agents): 4 rule, 1 knowledge\n" in out.stdout
     token = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout).group()  # type: ignore[union-attr]
+    assert not any(s in out.stdout for s in ("sk-live", "hunter2hunter2", "S3cretPassw0rd"))
     assert _run(proj, home, "commit", token, "--approve", "all").returncode == 0
+    saved = "".join(
+        f"{p.name}\n{p.read_text()}" for p in (proj / ".agents/.engram").rglob("*.md")
+    )  # titles and ids are made from the redacted text
+    assert "set-api-key-before-running-smoke.md" in saved and "# Set API_KEY=[REDACTED" in saved
+    assert not any(s in saved for s in ("sk-live", "hunter2hunter2", "S3cretPassw0rd"))
     again = _run(proj, home, "import", "--propose")
     assert "AGENTS.md (agents): 5 already in memory\nNothing new to propose." in again.stdout
     assert "eng1_" not in again.stdout and "-2 (" not in again.stdout

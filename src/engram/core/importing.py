@@ -87,6 +87,7 @@ class Piece:
     end: int  # last line
     tags: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    titled_by_text: bool = False  # the title is the text's first clause (made again once redacted)
 
     @property
     def imported_from(self) -> str:
@@ -729,6 +730,7 @@ def split_markdown(
                         end=chunk.end,
                         tags=tags,
                         paths=list(paths or []),
+                        titled_by_text=one or not title,
                     )
                 )
     return out

@@ -109,12 +109,23 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
     return cands, extra, bad
 
 
+def safe_title(piece: Any, redacted_text: str) -> str:
+    """The piece's title with no secret in it: the first clause of the redacted text when
+    the title was cut from the text, else the heading redacted."""
+    from engram.core.importing import statement_title
+    from engram.core.safety import redact
+
+    if piece.titled_by_text:
+        return statement_title(redacted_text)[:120]
+    return redact(piece.title).text[:120]
+
+
 def _preferred_id(title: str, cand: Any) -> str:
     """An id from the memory's title (it says what the memory says), without paths and file
     names (`tests/api/x.go` is where, not what) and without repeated words."""
     from engram.core.candidates import slugify
 
-    words = (title or cand.text).split()
+    words = re.sub(r"\[REDACTED:[^\]]*\]", " ", title or cand.text).split()
     named = [w for w in words if not re.search(r"[/\\]|\w\.\w", w)]
     kept = list(dict.fromkeys(w.lower() for w in (named if len(named) >= 2 else words)))
     return slugify(" ".join(kept))
@@ -147,6 +158,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     ok_pieces = [p for p in pieces if not any(b.startswith(p.imported_from + ":") for b in bad)]
     by_source = {id(c): p.source for c, p in zip(cands, ok_pieces, strict=False)}
     by_extra = {id(c): extra[c.number] for c in cands}
+    by_titled = {id(c): p for c, p in zip(cands, ok_pieces, strict=False)}
     # Already in memory (imported before) or twice in the files: left out before judging,
     # so the cost of a proposal stays bounded however long the files are.
     held = held_contents(roots, approvals.resolve_scopes(roots, scope))
@@ -172,6 +184,8 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
         number_src = {c.number: by_source[id(c)] for c in cands}
         try:
             redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
+            for c in cands:  # the title and the id come from what is written: redacted
+                by_extra[id(c)]["title"] = safe_title(by_titled[id(c)], c.text)
             ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
             payload, _ = approvals.prepare_candidates(
                 roots, cands, kind="import", scope=scope, preferred_ids=ids
