@@ -53,7 +53,7 @@ def test_every_format(tmp_path: Path) -> None:
     assert nested.paths == ["services/billing/**"] and nested.tags == ["money"]
     react = got[".cursor/rules/react.mdc"].pieces[0]  # type: ignore[attr-defined]
     assert react.paths == ["src/components/**/*.tsx"] and react.type == "rule"
-    assert react.title == "Components live in src/components" and react.start == 6
+    assert react.title == "Components live in src/components, one per file" and react.start == 6
     assert got[".windsurf/rules/sql.md"].pieces[0].paths == ["db/**/*.sql"]  # type: ignore[attr-defined]
     go = got[".github/instructions/go.instructions.md"].pieces[0]  # type: ignore[attr-defined]
     assert go.paths == ["**/*.go", "cmd/**"]
