@@ -211,3 +211,15 @@ def test_an_imported_id_leaves_paths_and_repeated_words_out() -> None:
     assert _preferred_id("Go tests in tests/api use the tests/api helpers", cand) == (
         "go-tests-use-helpers"
     )
+
+
+def test_a_list_of_instructions_without_full_stops_is_split_a_stack_without_verbs_is_not() -> None:
+    text = (
+        "## Git\n- Never force-push to main\n- Squash commits before merging\n"
+        "- Use imperative commit messages\n- Rebase on main before opening a PR\n\n"
+        "## Stack\n- Redis for queues\n- Docker for local dev\n- Node 20 LTS\n"
+    )
+    got = _texts(text)
+    assert ("rule", "Squash commits before merging.") in got
+    assert ("rule", "Rebase on main before opening a PR.") in got and len(got) == 5
+    assert ("knowledge", "Redis for queues. Docker for local dev. Node 20 LTS.") in got

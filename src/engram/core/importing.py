@@ -240,6 +240,7 @@ class _Block:
     spans: list[list[int]] = field(default_factory=list)  # each item's first and last line
     checklist: bool = False  # `- [ ]` items: they only make sense together
     table: bool = False  # rows of a Markdown table
+    instruction: bool = False  # an item of a list of instructions, shaped like one
 
 
 _LINK_ONLY = re.compile(
@@ -494,6 +495,7 @@ _ENTRY = re.compile(r"^(?:`[^`]+`|[^\s:]{1,24}(?:\s[^\s:]{1,24}){0,2}:\s)")
 def _entries(block: _Block) -> bool:
     """A list of entries (commands with what they do, `Key: value` lines, short names) is
     one reference table, not separate statements."""
+    anchored = instruction_list(block.raw)
 
     def terse(raw: str) -> bool:
         m = _ENTRY.match(raw)
@@ -501,7 +503,9 @@ def _entries(block: _Block) -> bool:
             return True  # a command and what it does
         if m:  # `Key: value`: an entry while the value is short (a glossary defines at length)
             return len(raw[m.end() :].split()) <= 8
-        return len(raw.split()) <= 4 and not standalone(raw)
+        if standalone(raw, anchored=anchored):
+            return False
+        return len(raw.split()) <= 4
 
     return sum(1 for r in block.raw if terse(r)) * 2 >= len(block.raw)
 
@@ -511,27 +515,47 @@ _PLAIN_WORD = re.compile(
 )  # a word: no digits, no caps inside
 
 
-def standalone(raw: str) -> bool:
-    """A complete sentence that states a constraint on its own, however short: it ends as a
-    sentence, opens with an instruction (a verb, or a word of obligation), and has an
-    object after it ("Squash commits before merging.", "Never force-push to main.").
+def _opens_instruction(text: str) -> bool:
+    """Opens with a word of obligation or a verb known to open instructions, and goes on."""
+    return bool(_DEONTIC.match(text) or _IMPERATIVE.match(text)) and len(text.split()) >= 3
 
-    A name, a version or a product (`Node 20 LTS`, `FastAPI`, `Redis for the queue`) does
-    not end with a full stop, carries digits, or is spelled with capitals inside, so a stack
-    list stays one memory.
-    """
-    text = _clean(raw).strip()
-    if not text.endswith((".", "!", "。", "！")) or _ENTRY.match(text):
-        return False
+
+def _sentence_shape(text: str) -> bool:
+    """A plain word (`Squash`, not `FastAPI`, `Node`-and-a-version) and then a lowercase
+    word or a code span: how an instruction reads, not how a name or a version does."""
     words = text.rstrip(".!。！").split()
-    if len(words) < 3:
+    if len(words) < 3 or _ENTRY.match(text) or _FACT.match(text):
         return False
     head, second = words[0], words[1]
-    if _DEONTIC.match(text) or _IMPERATIVE.match(text):
-        return True
     plain = _PLAIN_WORD.match(head) and (head[1:].islower() or len(head) == 1)
     following = second.startswith("`") or bool(_PLAIN_WORD.match(second) and second.islower())
-    return bool(plain and following and not _FACT.match(text))
+    return bool(plain and following)
+
+
+def instruction_list(raws: list[str]) -> bool:
+    """A list where an item opens with an instruction: its items shaped like sentences are
+    instructions too, full stop or not ("Never force-push to main" over "Squash commits
+    before merging")."""
+    return any(_opens_instruction(_clean(r)) for r in raws)
+
+
+def standalone(raw: str, *, anchored: bool = False) -> bool:
+    """A complete instruction that states a constraint on its own, however short: it opens
+    with an instruction (a word of obligation, a verb) and has an object after it
+    ("Squash commits before merging.", "Never force-push to main.").
+
+    A sentence shape is enough when it ends with a full stop, or when another item of its
+    list (`anchored`) opens with an instruction. A name, a version or a product (`Node 20
+    LTS`, `FastAPI`, `Redis for the queue`) carries digits, capitals inside or no verb
+    before it, so a stack list stays one memory.
+    """
+    text = _clean(raw).strip()
+    if _ENTRY.match(text) or len(text.split()) < 3:
+        return False
+    if _opens_instruction(text):
+        return True
+    ended = text.endswith((".", "!", "。", "！"))
+    return (ended or anchored) and _sentence_shape(text)
 
 
 def _chunks(block: _Block) -> list[_Block]:
@@ -543,8 +567,18 @@ def _chunks(block: _Block) -> list[_Block]:
     if block.kind == "numbered":  # numbered rules, each its own
         separate = classify("numbered", block.items) == "rule"
     if separate and len(block.items) > 1:
+        anchored = block.kind == "bullets" and instruction_list(block.raw)
         out = [
-            _Block("bullets", a, b, [item], [raw], title=block.title, spans=[[a, b]])
+            _Block(
+                "bullets",
+                a,
+                b,
+                [item],
+                [raw],
+                title=block.title,
+                spans=[[a, b]],
+                instruction=standalone(raw, anchored=anchored),
+            )
             for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
         ]
         out[-1].code, out[-1].end = block.code, block.end  # the list's own code: its last item
@@ -706,6 +740,8 @@ def split_markdown(
                 if len(body_text) < 12:
                     continue
                 kind = "knowledge" if chunk.table else classify(chunk.kind, chunk.items, chunk.lead)
+                if chunk.instruction:  # "Squash commits before merging" among rules: a rule
+                    kind = "rule"
                 heading = chunk.title or (headings[-1] if headings else default_title)
                 statements = [i for i in chunk.items if i.strip()]
                 one = kind != "skill" and len(statements) == 1 and not (chunk.lead or chunk.code)
