@@ -223,3 +223,12 @@ def test_a_list_of_instructions_without_full_stops_is_split_a_stack_without_verb
     assert ("rule", "Squash commits before merging.") in got
     assert ("rule", "Rebase on main before opening a PR.") in got and len(got) == 5
     assert ("knowledge", "Redis for queues. Docker for local dev. Node 20 LTS.") in got
+
+
+def test_a_line_that_heads_a_list_in_a_file_without_hashes_is_in_its_source_lines() -> None:
+    text = (
+        "Intro line here.\n\nGit\n- Never force-push to main.\n- Squash commits before merging.\n"
+    )
+    pieces = split_markdown(text, ".cursorrules")
+    assert [(p.start, p.end) for p in pieces] == [(1, 1), (3, 4), (5, 5)]
+    assert all("git" in p.tags for p in pieces[1:])  # the pointer then replaces the heading too

@@ -366,6 +366,7 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
                     elif prev.end >= n - 2 and len(prev.items) == 1 and _titleish(prev.items[0]):
                         out.pop()
                         cur.title = prev.items[0].rstrip(":")
+                        cur.start = prev.start  # its heading: replaced with the list
                 out.append(cur)
             content = item.group(2)
             if _TASK.match(content):
@@ -582,6 +583,7 @@ def _chunks(block: _Block) -> list[_Block]:
             for item, raw, (a, b) in zip(block.items, block.raw, block.spans, strict=True)
         ]
         out[-1].code, out[-1].end = block.code, block.end  # the list's own code: its last item
+        out[0].start = block.start  # a line that heads the list goes with its first item
         return out
     if block.kind == "paragraph" and not block.table:
         return _statements(block)
