@@ -203,7 +203,7 @@ def test_titles_say_what_each_memory_says_and_tags_are_headings_and_names() -> N
     )
 
 
-def test_an_imported_id_leaves_paths_and_repeated_words_out() -> None:
+def test_an_imported_id_leaves_paths_out() -> None:
     from engram.core.candidates import make_candidate
     from engram.importers.propose import _preferred_id
 

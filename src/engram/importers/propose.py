@@ -122,13 +122,12 @@ def safe_title(piece: Any, redacted_text: str) -> str:
 
 def _preferred_id(title: str, cand: Any) -> str:
     """An id from the memory's title (it says what the memory says), without paths and file
-    names (`tests/api/x.go` is where, not what) and without repeated words."""
+    names (`tests/api/x.go` is where, not what: split into words they fill the id)."""
     from engram.core.candidates import slugify
 
     words = re.sub(r"\[REDACTED:[^\]]*\]", " ", title or cand.text).split()
     named = [w for w in words if not re.search(r"[/\\]|\w\.\w", w)]
-    kept = list(dict.fromkeys(w.lower() for w in (named if len(named) >= 2 else words)))
-    return slugify(" ".join(kept))
+    return slugify(" ".join(named if len(named) >= 2 else words))
 
 
 def _fields(piece: Any) -> dict[str, Any]:
