@@ -1510,3 +1510,12 @@ def test_an_environment_named_by_one_text_only_is_another_fact() -> None:
         staged,
     )
     assert j.verdict.kind == "ADD"
+
+
+def test_the_same_text_as_a_memorys_content_is_a_noop_whatever_its_title() -> None:
+    existing = sort_existing(
+        [mem("secrets", "rule", "Set `API_KEY=[REDACTED:api-key]` before running the smoke tests.")]
+    )
+    existing[0].title = "Secrets"
+    j = judged("Set `API_KEY=[REDACTED:api-key]` before running the smoke tests.", existing, "rule")
+    assert (j.verdict.kind, j.verdict.target) == ("NOOP", "secrets"), j.verdict.line()

@@ -107,11 +107,16 @@ def profile(text: str) -> Profile:
     return analyse(text)
 
 
-def memory_text(m: Memory) -> str:
-    """What a memory says, for comparison: its content, with the title if it adds words."""
-    content = " ".join(
+def content_text(m: Memory) -> str:
+    """A memory's content as one line (list markers dropped)."""
+    return " ".join(
         re.sub(r"^\s*[-*]\s+", "", ln).strip() for ln in m.content.splitlines() if ln.strip()
     )
+
+
+def memory_text(m: Memory) -> str:
+    """What a memory says, for comparison: its content, with the title if it adds words."""
+    content = content_text(m)
     if not content:
         return m.title
     if m.title and not set(re.findall(r"\w+", m.title.lower())) <= set(
@@ -186,6 +191,20 @@ def judge(
         # A memory of another type is never replaced nor counted as this one: the same
         # text as a rule and as a fact is shown as a possible duplicate.
         same = next((t for t in rels if t[0].kind == "same" and t[2].type == cand.type), None)
+        if same is None and cp.normal:
+            # The same text as a memory's content, under a title that adds words ("Secrets"):
+            # still the same memory, whatever the title says.
+            words = re.findall(r"\w+", cand.text.lower())
+            same = next(
+                (
+                    (Relation("same", 1.0, True, "same text"), i, m)
+                    for i, m in enumerate(existing)
+                    if m.type == cand.type
+                    and re.findall(r"\w+", content_text(m).lower()) == words  # cheap first
+                    and profile(content_text(m)).normal == cp.normal
+                ),
+                None,
+            )
         replacing = [
             t
             for t in ranked
