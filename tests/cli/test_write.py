@@ -351,3 +351,99 @@ def test_installed_save_with_two_pairs(project: Path) -> None:
     proc = engram("save", "rulez", "Always sign commits.")
     assert proc.returncode == 2 and "did you mean 'rule'" in proc.stderr
     assert len(files(project)) == 2
+
+
+# ---------------------------------------------------------------- keeping a possible duplicate
+
+EXISTING = "Run `pytest -q` before every commit"
+SIMILAR = "Always run make lint and pytest -q before opening a pull request"
+
+
+def _with_existing(project: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "save", "rule", EXISTING, "--force")
+    assert code == 0, err
+
+
+def test_plain_approval_still_defers_a_possible_duplicate(
+    project: Path, monkeypatch, capsys
+) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, answers="A\n")
+    assert code == 0 and "Nothing was written" in out and "Deferred 1" in out
+    assert files(project, "rules") == ["rules/run-pytest-q-before-every-commit.md"]
+
+
+def test_k_at_the_prompt_keeps_a_possible_duplicate_as_new(
+    project: Path, monkeypatch, capsys
+) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, answers="K 1\n")
+    assert "   Keep as new: answer K 1" in out  # shown next to the deferred candidate
+    assert "K 1 = keep a possible duplicate as new" in out
+    assert code == 0 and "Saved 1 memory" in out and "Deferred" not in out
+    assert len(files(project, "rules")) == 2
+
+
+def test_a_with_k_approves_the_others_and_keeps_the_duplicate(
+    project: Path, monkeypatch, capsys
+) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, err = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, "knowledge",
+                         "Builds use Bazel.", "knowledge", "Deploys run on Fridays.",
+                         answers="K 2\nA 2,3 K 1\n")  # fmt: skip
+    assert "candidate 2 is not deferred as a possible duplicate" in err
+    assert code == 0 and "Saved 3 memories" in out
+    assert len(files(project)) == 4
+
+
+def test_propose_prints_the_shell_commands_and_no_prompt_answers(
+    project: Path, monkeypatch, capsys
+) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, "--propose")
+    token = next(ln.split()[-1] for ln in out.splitlines() if ln.startswith("Approval token:"))
+    assert code == 0 and "Terminal:" not in out and "Agent:" not in out
+    assert f"engram commit {token} --approve all" in out
+    assert f"   Keep as new: engram commit {token} --keep 1" in out
+
+
+def test_commit_keep_needs_a_terminal(project: Path, monkeypatch, capsys) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, "--propose", "--json")
+    token = json.loads(out)["data"]["approval_token"]
+    code, _, err = run(project, monkeypatch, capsys, "commit", token, "--keep", "1")
+    assert code == 2 and "for a person at a terminal" in err
+    assert len(files(project, "rules")) == 1
+    code, out, err = run(project, monkeypatch, capsys, "commit", token, "--keep", "1", answers="")
+    assert code == 0 and "Saved 1 memory" in out, err
+    assert len(files(project, "rules")) == 2
+
+
+def test_commit_needs_approve_or_keep(project: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(project, monkeypatch, capsys, "commit", "eng1_x")
+    assert code == 2 and "needs --approve" in err
+
+
+def test_installed_commit_keep_is_refused_without_a_terminal_and_mcp_defers(project: Path) -> None:
+    base = [str(ENGRAM), "-C", str(project)]
+    opts = {"capture_output": True, "text": True, "stdin": subprocess.DEVNULL, "timeout": 60}
+    subprocess.run([*base, "save", "rule", EXISTING, "--force"], check=True, **opts)
+    p = subprocess.run([*base, "save", "rule", SIMILAR, "--propose", "--json"], **opts)
+    token = json.loads(p.stdout)["data"]["approval_token"]
+    p = subprocess.run([*base, "commit", token, "--approve", "all", "--keep", "1"], **opts)
+    assert p.returncode == 2 and "for a person at a terminal" in p.stderr
+    # Over MCP the same proposal is deferred as usual, whatever extra argument is sent.
+    req = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "engram_commit",
+            "arguments": {"approval_token": token, "approve": "all", "keep": [1]}}},
+    ]  # fmt: skip
+    mcp = subprocess.run(
+        [str(ENGRAM.with_name("engram-mcp"))], input="".join(json.dumps(r) + "\n" for r in req),
+        capture_output=True, text=True, cwd=project, timeout=60,
+    )  # fmt: skip
+    assert len(files(project, "rules")) == 1, mcp.stdout

@@ -415,3 +415,55 @@ def test_archiving_a_prerequisite_names_the_memories_that_depend_on_it(project: 
     (warning,) = [d for d in out.diagnostics if d.code == "archive.dependents"]
     assert "ship-build-push" in warning.message and out.data["dependents"] == ["ship-build-push"]
     assert_verify_clean(project)
+
+
+# ---------------------------------------------------------------- keeping a possible duplicate
+
+DUP_EXISTING = "TYPE: rule | TEXT: Run `pytest -q` before every commit\n"
+DUP_NEW = "TYPE: rule | TEXT: Always run make lint and pytest -q before opening a pull request\n"
+
+
+def _duplicate_proposal(project: Path) -> tuple[object, str]:
+    roots = resolve_roots(project)
+    api.save_session_force(roots, DUP_EXISTING)
+    prop = api.propose(roots, DUP_NEW + "TYPE: knowledge | TEXT: Builds use Bazel.\n")
+    assert prop.data["candidates"][0]["deferred_reason"].startswith("possible duplicate of")
+    assert not prop.data["candidates"][1]["deferred_reason"]
+    return roots, prop.data["approval_token"]
+
+
+def test_a_possible_duplicate_is_deferred_by_a_plain_commit(project: Path) -> None:
+    roots, token = _duplicate_proposal(project)
+    out = api.commit(roots, token, "all")
+    assert [d["number"] for d in out.data["deferred"]] == [1]
+    assert [w["id"] for w in out.data["written"]] == ["builds-use-bazel"]
+
+
+def test_commit_keeping_writes_the_possible_duplicate_as_new(project: Path) -> None:
+    roots, token = _duplicate_proposal(project)
+    out = commit.commit_keeping(roots, token, "", [1])
+    assert out.data["deferred"] == []
+    assert [w["verdict"] for w in out.data["written"]] == ["ADD"]
+    assert out.data["written"][0]["id"].startswith("always-run-make-lint")
+    assert (root_of(project) / "rules/run-pytest-q-before-every-commit.md").is_file()
+    assert_verify_clean(project)
+    with pytest.raises(Exception, match="already used"):
+        api.commit(roots, token, "all")
+
+
+def test_commit_keeping_with_other_approved_candidates(project: Path) -> None:
+    roots, token = _duplicate_proposal(project)
+    out = commit.commit_keeping(roots, token, [2], [1])
+    assert sorted(w["id"].split("-")[0] for w in out.data["written"]) == ["always", "builds"]
+
+
+def test_keeping_a_candidate_that_is_no_possible_duplicate_is_refused_and_spends_nothing(
+    project: Path,
+) -> None:
+    roots, token = _duplicate_proposal(project)
+    with pytest.raises(UsageError, match="candidate 2 is not deferred as a possible duplicate"):
+        commit.commit_keeping(roots, token, "all", [2])
+    with pytest.raises(UsageError, match="candidate 5 does not exist"):
+        commit.commit_keeping(roots, token, "all", [5])
+    out = api.commit(roots, token, "all")  # the token still works
+    assert [d["number"] for d in out.data["deferred"]] == [1]

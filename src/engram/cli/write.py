@@ -79,8 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("commit", help="write an approved proposal (hosts that run shell commands)")
     p.add_argument("token", help="the approval token of the proposal")
+    p.add_argument("--approve", metavar="all|1,3", help="all, or candidate numbers from 1")
     p.add_argument(
-        "--approve", required=True, metavar="all|1,3", help="all, or candidate numbers from 1"
+        "--keep",
+        metavar="3[,4]",
+        help="keep these possible duplicates as new memories (approves them; at a terminal only)",
     )
     p.add_argument("--scope", choices=SCOPE_CHOICES, help="narrow the proposal's scope")
     add_json_flag(p)
@@ -143,22 +146,71 @@ def _commit(
     args: argparse.Namespace,
     *,
     warnings_shown: bool = False,
+    keep: list[int] | None = None,
 ) -> int:
     """Commit a proposal and print the outcome; the proposal's warnings (redactions) come
-    with it unless the person already saw them with the preview."""
+    with it unless the person already saw them with the preview. `keep`: the possible
+    duplicates the person at this terminal keeps as new memories."""
     from engram.core import api
 
-    committed = api.commit(roots, proposal.data["approval_token"], approve)  # type: ignore[arg-type]
+    token = proposal.data["approval_token"]
+    if keep:
+        from engram.core.commit import commit_keeping
+
+        committed = commit_keeping(roots, token, approve or "", keep)  # type: ignore[arg-type]
+    else:
+        committed = api.commit(roots, token, approve)  # type: ignore[arg-type]
     if not warnings_shown:
         committed.diagnostics[:0] = [d for d in proposal.diagnostics if d.level == "warning"]
     return emit(committed, args)
 
 
 def _print_proposal(result: Result, args: argparse.Namespace) -> int:
-    """`--propose`: printed for a person, so the shell form of the approval is included."""
+    """`--propose`: printed for a person with no prompt waiting, so the preview says how
+    to approve from a shell (`engram commit`), not what to answer at a prompt."""
     from engram.core.approvals import for_person
 
-    return emit(for_person(result), args)
+    result = for_person(result)
+    token = result.data.get("approval_token", "")
+    lines = [ln for ln in result.text.split("\n") if not ln.startswith(("  Terminal:", "  Agent:"))]
+    result.text = "\n".join(_with_keep_hints(lines, result, f"engram commit {token} --keep {{n}}"))
+    return emit(result, args)
+
+
+def keepable(result: Result) -> list[int]:
+    """Numbers of the candidates deferred as possible duplicates (a person may keep them)."""
+    return [
+        int(c["number"])
+        for c in result.data.get("candidates") or []
+        if str(c.get("deferred_reason") or "").startswith("possible duplicate of ")
+    ]
+
+
+def _with_keep_hints(lines: list[str], result: Result, how: str) -> list[str]:
+    """Below each possible duplicate's "Will be deferred" line: how to keep it as new.
+
+    `how` names the way (`K {n}` at the prompt, the `engram commit … --keep {n}` command);
+    the line is found from the proposal's data, never from the candidate's text.
+    """
+    numbers = set(keepable(result))
+    if not numbers:
+        return lines
+    reasons = {
+        int(c["number"]): f"   Will be deferred: {c['deferred_reason']}"
+        for c in result.data.get("candidates") or []
+        if int(c["number"]) in numbers
+    }
+    heads = [i for i, ln in enumerate(lines) if re.match(r"^\d+\. \[", ln)]
+    out = list(lines)
+    for i in reversed(heads):  # from the end, so earlier indexes stay valid
+        n = int(lines[i].split(".", 1)[0])
+        nxt = next((h for h in heads if h > i), len(lines))
+        if n not in reasons:
+            continue
+        at = max((j for j in range(i, nxt) if lines[j] == reasons[n]), default=None)
+        if at is not None:
+            out.insert(at + 1, f"   Keep as new: {how.format(n=n)}   (writes it beside the other)")
+    return out
 
 
 def _terminal_preview(result: Result) -> str:
@@ -170,10 +222,33 @@ def _terminal_preview(result: Result) -> str:
     ]
     from engram.cli.colour import paint
 
+    keep = _with_keep_hints(keep, result, "answer K {n}")
     keep = ["\n".join(keep).rstrip()]
     label = paint("Warning:", "warning", sys.stdout)
     keep += [f"{label} {d.message}" for d in result.diagnostics if d.level == "warning"]
     return "\n".join(keep)
+
+
+_ANSWER = re.compile(
+    r"^(?:A\s*(?P<approve>\d+(?:\s*,\s*\d+)*)?)?\s*(?:K\s*(?P<keep>\d+(?:\s*,\s*\d+)*))?$",
+    re.IGNORECASE,
+)
+
+
+def parse_answer(answer: str) -> tuple[str, list[int]] | None:
+    """`A`, `A 1,3`, `K 3`, `A 1,2 K 3` → (approve, keep); None for any other answer.
+
+    `approve` is "all", "1,3" or "" (only the kept ones); kept candidates count as approved.
+    """
+    m = _ANSWER.match(answer.strip())
+    if not m or not answer.strip():
+        return None
+    keep = [int(n) for n in re.findall(r"\d+", m.group("keep") or "")]
+    if m.group("approve"):
+        approve = ",".join(re.findall(r"\d+", m.group("approve")))
+    else:
+        approve = "all" if answer.strip()[:1].upper() == "A" else ""
+    return approve, keep
 
 
 _YES = ("y", "yes")
@@ -227,8 +302,11 @@ def _ask_until_decided(
             api.decline(roots, token, "cancelled in the terminal")  # type: ignore[arg-type]
             print("Cancelled; nothing was saved.")
             return 0
+        kept = keepable(result)
+        keep_hint = f", K {kept[0]} = keep a possible duplicate as new" if kept else ""
         answer = _ask(
-            "Approve? A (or y) = all, A 1,3 = some, B <note> = revise, C (or n) = cancel: "
+            f"Approve? A (or y) = all, A 1,3 = some{keep_hint}, B <note> = revise, "
+            "C (or n) = cancel: "
         )
         if answer is not None and answer.lower() in _YES:
             answer = "A"
@@ -237,9 +315,14 @@ def _ask_until_decided(
             print("Cancelled; nothing was saved.")
             return 0
         head, rest = answer[:1].upper(), answer[1:].strip()
-        if head == "A":
+        if head in ("A", "K"):
+            parsed = parse_answer(answer)
+            if parsed is None:
+                print("Answer A, A 1,3, K 3 or A 1,2 K 3 (candidate numbers from 1).")
+                continue
+            approve, keep = parsed
             try:
-                return _commit(roots, result, rest or "all", args, warnings_shown=True)
+                return _commit(roots, result, approve, args, warnings_shown=True, keep=keep)
             except UsageError as exc:
                 print(f"engram: {exc.message}", file=sys.stderr)
                 continue
@@ -258,7 +341,8 @@ def _ask_until_decided(
             result = state["result"] = revised
             print(_terminal_preview(result))
             continue
-        print("Answer A (or y), A 1,3, B <note> or C (or n).")
+        k = f", K {kept[0]} (keep a possible duplicate)" if kept else ""
+        print(f"Answer A (or y), A 1,3{k}, B <note> or C (or n).")
     api.decline(roots, result.data["approval_token"], "no answer in the terminal")  # type: ignore[arg-type]
     print("No valid answer; nothing was saved.")
     return 1
@@ -518,8 +602,34 @@ def run_save_session(args: argparse.Namespace) -> int:
 def run_commit(args: argparse.Namespace) -> int:
     from engram.core import api
 
+    if args.keep is None:
+        if args.approve is None:
+            raise UsageError(
+                "commit needs --approve all|1,3 (or --keep N to keep a possible duplicate)"
+            )
+        roots = roots_from(args)
+        return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
+    if not _interactive():
+        # Keeping writes past a duplicate review: a person decides, at a terminal.
+        raise UsageError(
+            "--keep writes a possible duplicate as a new memory, so it is for a person at a "
+            "terminal, and stdin is not one; run it in a terminal (or approve without --keep)"
+        )
+    keep = _numbers(args.keep, "--keep")
+    from engram.core.commit import commit_keeping
+
     roots = roots_from(args)
-    return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
+    result = commit_keeping(roots, args.token, args.approve or "", keep, scope=args.scope)
+    return emit(result, args)
+
+
+def _numbers(value: str, option: str) -> list[int]:
+    parts = [p.strip() for p in value.split(",")]
+    if not all(re.fullmatch(r"\d+", p) for p in parts):
+        raise UsageError(
+            f"{option} {value!r} is not valid; give candidate numbers from 1 (3 or 3,4)"
+        )
+    return [int(p) for p in parts]
 
 
 def _check_can_ask(args: argparse.Namespace, command: str, *, stdin_busy: bool = False) -> None:

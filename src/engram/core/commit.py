@@ -779,11 +779,14 @@ def _plan(
     scopes: list[str],
     *,
     forced: bool = False,
+    keep: frozenset[int] = frozenset(),
 ) -> Outcome:
     """Decide every change of a commit against the current state. Call under lock.
 
     `forced` (save-session --force): an UPDATE or SUPERSEDE that is not certainly
     about the same fact is deferred, never applied without a person's review.
+    `keep`: possible duplicates a person at the terminal chose to keep as new memories
+    (see `commit_keeping`); every other check still applies to them.
     """
     import copy
 
@@ -824,7 +827,7 @@ def _plan(
                 writable.append(e)
         elif frozen["kind"] == "NOOP":
             _defer(out, e, f"duplicate of {frozen['target']}", frozen["target"])
-        elif e.get("deferred_reason", "").startswith("possible duplicate of "):
+        elif _possible_duplicate(e) and e["number"] not in keep:
             target = e["deferred_reason"].split()[3].rstrip(";")
             _defer(out, e, e["deferred_reason"], target)
         elif now.get("kind") == "NOOP" and frozen["kind"] != "UPDATE":
@@ -904,6 +907,11 @@ def _plan(
                 out.removed.append({"id": src["id"], "scope": root.scope, "file": rel})
     out.deferred.sort(key=lambda d: d["number"])
     return out
+
+
+def _possible_duplicate(e: dict[str, Any]) -> bool:
+    """True for a candidate the proposal defers as a possible duplicate (a person decides)."""
+    return str(e.get("deferred_reason", "")).startswith("possible duplicate of ")
 
 
 def _durables(root: Root) -> list[Memory]:
@@ -1116,21 +1124,30 @@ def _target_roots(roots: Roots, scopes: list[str]) -> list[Root]:
 
 
 def commit_proposal(
-    roots: Roots, token: str, approve: str | list[int] = "all", *, scope: str | None = None
+    roots: Roots,
+    token: str,
+    approve: str | list[int] = "all",
+    *,
+    scope: str | None = None,
+    _keep: list[int] | None = None,
 ) -> Result:
     """Write the approved candidates of a pending proposal (single use).
 
     The token is spent only together with the write (see the module docstring): a
     commit killed at any moment either wrote the memory, or leaves the token working;
     when a killed commit of this very token is finished here, its outcome is returned.
+    Possible duplicates are deferred; only `commit_keeping` (a person at the terminal)
+    passes `_keep`.
     """
     from engram.core.approvals import token_hash
 
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"keep": frozenset()}
 
     def check(payload: dict[str, Any]) -> None:
         state["numbers"] = parse_approve(approve, len(payload["candidates"]))
         state["scopes"] = _narrow(payload["scopes"], scope)
+        if _keep:
+            state["keep"] = _keepable(payload, _keep)
 
     all_roots = roots.all
     with locked(all_roots):
@@ -1149,11 +1166,54 @@ def commit_proposal(
                     exc.args = (exc.message,)
                 raise
             _target_roots(roots, state["scopes"])
-            out = _plan(roots, payload, state["numbers"], state["scopes"])
+            out = _plan(roots, payload, state["numbers"], state["scopes"], keep=state["keep"])
             result = _outcome_result(payload, out)
             _apply(roots, out, token=(key, int(payload["expires_at"])), result=result)
     _recovery_notes(result, recoveries)
     return result
+
+
+def _keepable(payload: dict[str, Any], keep: list[int]) -> frozenset[int]:
+    """The candidate numbers to keep as new; each must be a possible duplicate."""
+    cands = {e["number"]: e for e in payload["candidates"]}
+    numbers = parse_approve(list(keep), len(cands))
+    wrong = [n for n in numbers if not _possible_duplicate(cands[n])]
+    if wrong:
+        raise UsageError(
+            f"candidate {wrong[0]} is not deferred as a possible duplicate; keeping as new "
+            "applies only to a candidate whose preview says 'Will be deferred: possible "
+            "duplicate of …'"
+        )
+    return frozenset(numbers)
+
+
+def commit_keeping(
+    roots: Roots,
+    token: str,
+    approve: str | list[int],
+    keep: list[int],
+    *,
+    scope: str | None = None,
+) -> Result:
+    """Commit, writing the possible duplicates numbered in `keep` as new memories.
+
+    For a person at a terminal only (`engram commit --keep`, the `K n` answer of the
+    prompt): never offered to the MCP tools, so an agent cannot write past a duplicate
+    review. `keep` counts as approved; everything else is the one commit path.
+    """
+    if isinstance(approve, str) and approve.strip().lower() == "all":
+        approved: str | list[int] = "all"
+    else:
+        approved = sorted({*_as_numbers(approve), *keep})
+    return commit_proposal(roots, token, approved, scope=scope, _keep=list(keep))
+
+
+def _as_numbers(approve: str | list[int]) -> list[int]:
+    if isinstance(approve, str):
+        if not approve.strip():
+            return []
+        return parse_approve(approve, 10**6)  # the shape only; the real count is checked later
+    return list(approve)
 
 
 def _finished_result(rec: Recovery) -> Result:
