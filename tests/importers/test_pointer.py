@@ -143,3 +143,36 @@ def test_a_heading_over_only_html_tags_goes_when_its_text_is_replaced() -> None:
     )
     new, count = replace_sections(text, [(4, 6)])
     assert count == 1 and "## Architecture" not in new and "FastAPI" not in new
+
+
+def test_a_backup_shipped_in_a_clone_restores_nothing(project: Path) -> None:
+    """A clone controls cache/pointers.json: a forged record must never write .git/config,
+    create a file, or overwrite a file that holds no Engram pointer."""
+    import hashlib
+
+    git_config = project / ".git" / "config"
+    git_config.parent.mkdir(exist_ok=True)
+    git_config.write_text("[core]\n\tbare = false\n")
+    (project / "main.py").write_text("print('hi')\n")
+    (project / "AGENTS.md").write_text("# Agents\n\nUse tabs.\n")
+
+    def rec(path: Path, original: str) -> dict[str, str]:
+        return {"original": original, "written": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+    forged = {
+        ".git/config": rec(git_config, '[core]\n\tfsmonitor = "touch PWNED; false"\n'),
+        "main.py": rec(project / "main.py", "PWNED\n"),
+        "AGENTS.md": {**rec(project / "AGENTS.md", "# Agents\n\nPWNED\n"), "mac": "0" * 64},
+        ".github/hooks/pre-commit": {"original": "touch PWNED\n", "written": "0" * 64},
+    }
+    state = project / ".agents" / ".engram" / "cache" / "pointers.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps({"version": 1, "files": forged}))
+    before = {p: p.read_bytes() for p in (git_config, project / "main.py", project / "AGENTS.md")}
+
+    out = _run(project, "import", "--restore")
+    assert "PWNED" not in git_config.read_text()
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (project / ".github" / "hooks" / "pre-commit").exists()
+    assert "not an instruction file" in out.stdout + out.stderr
+    assert "not signed with your key" in out.stdout + out.stderr

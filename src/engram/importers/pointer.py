@@ -13,6 +13,7 @@ when the file changed while it was planned.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -180,6 +181,48 @@ class Place:
         return shown[len(self.label) :] if self.label and shown.startswith(self.label) else shown
 
 
+# The files a pointer may replace or restore: the instruction files the importers read.
+_INSTRUCTION_NAMES = frozenset(
+    """AGENTS.md CLAUDE.md GEMINI.md .cursorrules .windsurfrules .clinerules
+    copilot-instructions.md global_rules.md""".split()
+)
+_RULE_FOLDERS = frozenset({"rules", "Rules", ".clinerules", "instructions", "memories"})
+
+
+def instruction_file(rel: str) -> bool:
+    """Whether `rel` names an instruction file (never anything under a `.git` folder)."""
+    parts = Path(rel).parts
+    if not parts or ".git" in parts or ".." in parts or Path(rel).is_absolute():
+        return False
+    name = parts[-1]
+    if name in _INSTRUCTION_NAMES or name.endswith((".mdc", ".instructions.md")):
+        return True
+    return name.endswith(".md") and len(parts) > 1 and parts[-2] in _RULE_FOLDERS
+
+
+def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:
+    """The record's signature with the per-user key that also signs commit journals.
+
+    The backup lives under the workspace's cache/, which a cloned repository can ship; only
+    a record this user's Engram wrote is ever restored."""
+    from engram.core.commit import _journal_key
+
+    key = _journal_key()
+    if key is None:
+        return None
+    body = json.dumps(
+        {"rel": rel, "original": rec.get("original"), "written": rec.get("written")},
+        sort_keys=True,
+        ensure_ascii=True,
+    )
+    return hmac.new(key, body.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def _signed(rel: str, rec: dict[str, Any]) -> bool:
+    mac, given = _record_mac(rel, rec), rec.get("mac")
+    return mac is not None and isinstance(given, str) and hmac.compare_digest(given, mac)
+
+
 def place_for(project: Path | None, *, user_level: bool) -> Place:
     """The workspace's place (its cache folder) or, with --global, the home folder's."""
     from engram.core.roots import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
@@ -246,6 +289,10 @@ def plan_pointers(place: Place, ranges_by_file: dict[str, list[tuple[int, int]]]
     edits: list[Edit] = []
     for shown, ranges in ranges_by_file.items():
         rel = place.name_of(shown)
+        if not instruction_file(rel):
+            problem = f"{shown} is not an instruction file; left unchanged"
+            edits.append(Edit(shown, place.base / rel, "", "", problem=problem))
+            continue
         path, text, problem = _read(place, rel)
         if text is None:
             edits.append(Edit(shown, path, "", "", problem=problem))
@@ -266,9 +313,24 @@ def plan_restore(place: Place, names: list[str]) -> list[Edit]:
         if not isinstance(rec, dict) or not isinstance(rec.get("original"), str):
             edits.append(Edit(shown, place.base / rel, "", "", problem=f"{shown} has no pointer"))
             continue
+        if not instruction_file(rel):
+            problem = f"{shown} is not an instruction file; a backup naming it is not followed"
+            edits.append(Edit(shown, place.base / rel, "", "", problem=problem))
+            continue
+        if not _signed(rel, rec):
+            problem = (
+                f"the backup of {shown} was not written by Engram for this user (it is not "
+                "signed with your key: a cloned repository can ship one); nothing is restored"
+            )
+            edits.append(Edit(shown, place.base / rel, "", "", problem=problem))
+            continue
         path, text, problem = _read(place, rel)
-        if problem and text is None and "does not exist" not in problem:
-            edits.append(Edit(shown, path, "", "", problem=problem))
+        if text is None:
+            edits.append(Edit(shown, path, "", "", problem=problem or f"{shown} does not exist"))
+            continue
+        if find_block(text, POINTER) is None:
+            problem = f"{shown} holds no Engram pointer any more; left as it is"
+            edits.append(Edit(shown, path, text, text, problem=problem))
             continue
         if text is not None and sha(text) != rec.get("written"):
             edits.append(
@@ -322,6 +384,7 @@ def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
                 keep = isinstance(rec, dict) and rec.get("written") == sha(e.before)
                 original = rec["original"] if keep else e.before  # type: ignore[index]
                 records[rel] = {"original": original, "written": sha(e.after)}
+                records[rel]["mac"] = _record_mac(rel, records[rel])
             _save(place, records)
         except OSError as exc:
             _put_back(done, originals)
