@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "archive": "write",
     "note": "write",
     "promote": "write",
+    "pending": "pending",
     "import": "import_",
     "link": "link",
     "unlink": "link",

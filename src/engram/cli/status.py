@@ -16,4 +16,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engram.core import api
 
-    return emit(api.status(roots_from(args)), args)
+    result = api.status(roots_from(args))
+    if result.data.get("pending_approvals"):
+        # The count alone leaves a person asking which ones: name the commands.
+        result.text = "\n".join(
+            f"{ln}  (list: engram pending; decline: engram pending --decline N)"
+            if ln.startswith("pending approvals:")
+            else ln
+            for ln in result.text.split("\n")
+        )
+    return emit(result, args)

@@ -640,17 +640,66 @@ def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) ->
         if entry.get("status") == "used":
             raise ApprovalError("approval token was already used; nothing to decline",
                                 code="approval.reused")  # fmt: skip
-        pid = (entry.get("proposal") or {}).get("proposal_id", "")
-        entries[key] = {
-            "status": "declined",
-            "reason": (reason or DECLINED_DEFAULT).strip()[:300],
-            "expires_at": entry.get("expires_at", int(now()) + TOKEN_TTL_S),
-        }
-        write_pending(root, entries)
+        return _revoke(root, entries, key, reason)
+
+
+def _revoke(root: Root, entries: dict[str, Any], key: str, reason: str) -> Result:
+    """Mark the pending entry `key` declined with `reason` and save. Call under lock."""
+    entry = entries[key]
+    pid = (entry.get("proposal") or {}).get("proposal_id", "")
+    entries[key] = {
+        "status": "declined",
+        "reason": (reason or DECLINED_DEFAULT).strip()[:300],
+        "expires_at": entry.get("expires_at", int(now()) + TOKEN_TTL_S),
+    }
+    write_pending(root, entries)
     return Result(
         text=f"Proposal {pid} declined; nothing was saved.",
         data={"proposal_id": pid, "declined": True, "reason": entries[key]["reason"]},
     )
+
+
+def waiting_keys(entries: dict[str, Any], at: float) -> list[str]:
+    """Keys of the proposals still waiting for approval, oldest first (as `engram pending`
+    numbers them from 1)."""
+    live = [
+        k
+        for k, v in entries.items()
+        if isinstance(v, dict) and v.get("status") == "pending" and _expiry(v) > at
+    ]
+    return sorted(live, key=lambda k: (str(entries[k].get("created_at", "")), _expiry(entries[k])))
+
+
+def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
+    """Decline a waiting proposal by its number in `engram pending` or its proposal id.
+
+    A person may not have the token any more (the prompt was closed, --propose output
+    scrolled away); the pending file knows the proposal by its token's hash, and the
+    decline is the one `revoke_proposal` makes: a later commit with that token fails
+    with `reason`.
+    """
+    from engram.core.store import root_lock
+
+    root = roots.primary
+    which = (which or "").strip()
+    with root_lock(root):
+        entries = read_pending(root)
+        prune(entries, now())
+        keys = waiting_keys(entries, now())
+        if re.fullmatch(r"\d+", which) and 1 <= int(which) <= len(keys):
+            key = keys[int(which) - 1]
+        else:
+            key = next(
+                (k for k in keys if (entries[k].get("proposal") or {}).get("proposal_id") == which),
+                "",
+            )
+        if not key:
+            span = "1" if len(keys) == 1 else f"1 to {len(keys)}"
+            have = f"{span}, or the proposal's id (p-…)" if keys else "none"
+            raise UsageError(
+                f"no waiting proposal {which!r} (waiting: {have}); see `engram pending`"
+            )
+        return _revoke(root, entries, key, reason)
 
 
 # ---------------------------------------------------------------- preview

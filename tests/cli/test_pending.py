@@ -1,0 +1,97 @@
+"""`engram pending`: list the proposals waiting for approval, and decline one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram.core import api
+from engram.core.errors import ApprovalError
+from engram.core.roots import resolve_roots
+
+ENGRAM = Path(sys.executable).with_name("engram")
+
+
+def engram(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ENGRAM), "-C", str(project), *argv],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+
+
+def propose(project: Path, *lines: str) -> dict:
+    p = subprocess.run(
+        [str(ENGRAM), "-C", str(project), "save-session", "--propose", "--json"],
+        input="".join(ln + "\n" for ln in lines), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["data"]
+
+
+def test_nothing_waiting(project: Path) -> None:
+    p = engram(project, "pending")
+    assert p.returncode == 0 and "No proposals are waiting" in p.stdout
+
+
+def test_lists_waiting_proposals_with_candidates_verdicts_and_expiry(project: Path) -> None:
+    first = propose(project, "TYPE: rule | TEXT: Pin Python.", "TYPE: rule | TEXT: Sign commits.")
+    second = propose(project, "TYPE: knowledge | TEXT: Builds use Bazel.")
+    p = engram(project, "pending")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert f"1. {first['proposal_id']}: 2 candidates for workspace memory" in out
+    assert f"2. {second['proposal_id']}: 1 candidate" in out
+    assert f"expires {first['expires_at']}" in out and "made just now" in out
+    assert "   2. [rule] sign-commits: ADD" in out and "      Builds use Bazel" in out
+    assert first["approval_token"] not in out  # the file has only hashes; nothing to leak
+    env = json.loads(engram(project, "pending", "--json").stdout)
+    props = env["data"]["proposals"]
+    assert [p["proposal_id"] for p in props] == [first["proposal_id"], second["proposal_id"]]
+    assert props[0]["candidates"][1]["verdict"] == "ADD"
+    assert "pending approvals: 2  (list: engram pending" in engram(project, "status").stdout
+
+
+def test_decline_by_number_revokes_the_token(project: Path) -> None:
+    prop = propose(project, "TYPE: rule | TEXT: Pin Python.")
+    p = engram(project, "pending", "--decline", "1")
+    assert p.returncode == 0 and f"Proposal {prop['proposal_id']} declined" in p.stdout
+    p = engram(project, "commit", prop["approval_token"], "--approve", "all")
+    assert p.returncode == 1 and "declined with `engram pending --decline`" in p.stderr
+    assert "No proposals are waiting" in engram(project, "pending").stdout
+    assert "pending approvals: 0" in engram(project, "status").stdout
+
+
+def test_decline_by_id_with_a_reason(project: Path) -> None:
+    keep = propose(project, "TYPE: rule | TEXT: Pin Python.")
+    drop = propose(project, "TYPE: rule | TEXT: Sign commits.")
+    p = engram(project, "pending", "--decline", drop["proposal_id"], "--reason", "not now")
+    assert p.returncode == 0, p.stderr
+    roots = resolve_roots(project)
+    with pytest.raises(ApprovalError, match="not now"):
+        api.commit(roots, drop["approval_token"], "all")
+    assert api.commit(roots, keep["approval_token"], "all").data["written"]
+
+
+def test_an_unknown_proposal_is_a_clear_error(project: Path) -> None:
+    propose(project, "TYPE: rule | TEXT: Pin Python.")
+    p = engram(project, "pending", "--decline", "3")
+    assert p.returncode == 2 and "no waiting proposal '3' (waiting: 1," in p.stderr
+    assert "Traceback" not in p.stderr
+    p = engram(project, "pending", "--reason", "x")
+    assert p.returncode == 2 and "--reason goes with --decline" in p.stderr
+
+
+def test_a_hand_edited_pending_file_prints_no_control_characters(project: Path) -> None:
+    propose(project, "TYPE: rule | TEXT: Pin Python.")
+    path = project / ".agents/.engram/pending-approvals.json"
+    data = json.loads(path.read_text())
+    entry = next(iter(data["entries"].values()))
+    entry["proposal"]["candidates"][0]["title"] = "evil \x1b]0;owned\x07 title"
+    path.write_text(json.dumps(data))
+    p = engram(project, "pending")
+    assert p.returncode == 0 and "\x1b" not in p.stdout and "\x07" not in p.stdout
+    assert "evil" in p.stdout
