@@ -27,3 +27,19 @@ def test_verify_is_quiet_when_clean(project: Path, monkeypatch, capsys, argv) ->
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert "ok" in out and err == ""
+
+
+def test_an_invalid_file_is_told_how_to_fix_it_not_to_accept_it(project: Path) -> None:
+    import subprocess
+
+    rules = project / ".agents/.engram/rules"
+    (rules / "plain.md").write_text("no front matter here\n")
+    engram = [str(Path(sys.executable).with_name("engram")), "-C", str(project), "verify"]
+    p = subprocess.run(engram, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert "invalid: rules/plain.md: missing YAML front matter" in p.stdout
+    assert "1 file(s) cannot be read" in p.stdout and "edit the file to fix it" in p.stdout
+    assert "record them with `engram verify --accept" not in p.stdout  # nothing else to accept
+    (rules / "plain.md").write_text("---\nid: plain\ntype: rule\n---\n# Plain\n")
+    p = subprocess.run(engram, capture_output=True, text=True, timeout=60)
+    assert "cannot be read" not in p.stdout and "engram verify --accept" in p.stdout

@@ -195,7 +195,7 @@ def verify_roots(
             for rel in r[kind]:
                 issues.append(f"  {kind}: {rel}")
         for bad in r["invalid"]:
-            issues.append(f"  invalid: {bad['path']} ({bad['reason']})")
+            issues.append(f"  invalid: {bad['path']}: {bad['reason']}")
         for bad in r["links"]:
             issues.append(f"  {bad['code']}: {bad['reason']}")
         for bad in r["flagged"]:
@@ -203,9 +203,7 @@ def verify_roots(
         lines.append(head + (" ok" if not issues else ""))
         lines.extend(issues)
     if problems:
-        lines.append(
-            f"{problems} problem(s). Review the files, then record them with `engram verify --accept [PATH…]`."
-        )
+        lines.extend(_summary(reports, problems))
     result = Result(text="\n".join(lines), ok=problems == 0)
     result.data = {
         "ok": problems == 0,
@@ -232,6 +230,33 @@ def verify_roots(
             result.warn(bad["code"], f"{r['scope']}: {bad['reason']}", bad["path"])
     _remember(roots, result)
     return result
+
+
+def _summary(reports: list[dict[str, Any]], problems: int) -> list[str]:
+    """What to do about the problems: a file that cannot be read is fixed by editing it
+    (recording its hash would not make it readable); the others are reviewed and accepted."""
+    invalid = sum(len(r["invalid"]) for r in reports)
+    if not invalid:
+        return [
+            f"{problems} problem(s). Review the files, then record them with "
+            "`engram verify --accept [PATH…]`."
+        ]
+    both = {(r["scope"], b["path"]) for r in reports for b in r["invalid"]}
+    others = problems - invalid
+    others -= sum(1 for r in reports for rel in r["unmanaged"] if (r["scope"], rel) in both)
+    out = [
+        f"{problems} problem(s). {invalid} file(s) cannot be read, for the reason on its "
+        "line: edit the file to fix it (a memory starts with a front matter between '---' "
+        "lines naming at least `id:` (a slug) and `type:` (rule, skill or knowledge); see "
+        '"What a memory looks like" in the README), or move it out of the memory folder; '
+        "then run `engram verify` again "
+        "(`--accept` only records hashes, it cannot make a file readable)."
+    ]
+    if others > 0:
+        out.append(
+            "Review the other files, then record them with `engram verify --accept [PATH…]`."
+        )
+    return out
 
 
 def _remember(roots: Roots, result: Result) -> None:
