@@ -447,3 +447,15 @@ def test_installed_commit_keep_is_refused_without_a_terminal_and_mcp_defers(proj
         capture_output=True, text=True, cwd=project, timeout=60,
     )  # fmt: skip
     assert len(files(project, "rules")) == 1, mcp.stdout
+
+
+@pytest.mark.parametrize(
+    ("answer", "parsed"),
+    [("A", ("all", [])), ("a all", ("all", [])), ("A 1,3", ("1,3", [])), ("K 3", ("", [3])),
+     ("A 1,2 K 3", ("1,2", [3])), ("A K 2", ("all", [2])), ("k1", ("", [1])),
+     ("A 1 3", None), ("K", None), ("B x", None), ("", None), ("A 1,2 K", None)],
+)  # fmt: skip
+def test_prompt_answers(answer: str, parsed: tuple[str, list[int]] | None) -> None:
+    from engram.cli.write import parse_answer
+
+    assert parse_answer(answer) == parsed

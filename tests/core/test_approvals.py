@@ -332,3 +332,16 @@ def test_the_diff_of_a_replaced_memory_passes_the_read_path_checks(
     shown = r.text + json.dumps(r.data)
     assert injected not in shown and "withheld" in shown
     assert "Xk29!vPq7Lm" not in shown
+
+
+def test_a_proposal_printed_for_a_person_has_the_shell_form_and_no_prompt_answers(
+    project: Path,
+) -> None:
+    from engram.core.approvals import for_person
+
+    roots = resolve_roots(project)
+    result = for_person(api.propose(roots, "TYPE: rule | TEXT: Pin Python.\n"))
+    token = result.data["approval_token"]
+    assert f"  Shell:    engram commit {token} --approve all" in result.text
+    assert "Terminal:" not in result.text and "Agent:" not in result.text
+    assert api.propose(roots, "TYPE: rule | TEXT: Sign.\n").text.count("  Agent:") == 1

@@ -172,7 +172,7 @@ def _print_proposal(result: Result, args: argparse.Namespace) -> int:
 
     result = for_person(result)
     token = result.data.get("approval_token", "")
-    lines = [ln for ln in result.text.split("\n") if not ln.startswith(("  Terminal:", "  Agent:"))]
+    lines = result.text.split("\n")
     result.text = "\n".join(_with_keep_hints(lines, result, f"engram commit {token} --keep {{n}}"))
     return emit(result, args)
 
@@ -230,7 +230,7 @@ def _terminal_preview(result: Result) -> str:
 
 
 _ANSWER = re.compile(
-    r"^(?:A\s*(?P<approve>\d+(?:\s*,\s*\d+)*)?)?\s*(?:K\s*(?P<keep>\d+(?:\s*,\s*\d+)*))?$",
+    r"^(?:A\s*(?P<approve>all|\d+(?:\s*,\s*\d+)*)?)?\s*(?:K\s*(?P<keep>\d+(?:\s*,\s*\d+)*))?$",
     re.IGNORECASE,
 )
 
@@ -244,7 +244,7 @@ def parse_answer(answer: str) -> tuple[str, list[int]] | None:
     if not m or not answer.strip():
         return None
     keep = [int(n) for n in re.findall(r"\d+", m.group("keep") or "")]
-    if m.group("approve"):
+    if m.group("approve") and m.group("approve").lower() != "all":
         approve = ",".join(re.findall(r"\d+", m.group("approve")))
     else:
         approve = "all" if answer.strip()[:1].upper() == "A" else ""

@@ -718,12 +718,15 @@ def shell_approval(token: str, count: int) -> str:
 
 
 def for_person(result: Result) -> Result:
-    """A proposal as printed to a person (`--propose`): the preview plus the shell form."""
+    """A proposal as printed to a person (`--propose`): the preview with the shell form of
+    the approval in place of the prompt's answers and the agent's instruction (no prompt
+    is waiting, and no agent is asked)."""
     token = result.data.get("approval_token")
     if token:
         lines = result.text.split("\n")
         at = next((i for i, ln in enumerate(lines) if ln.startswith("  Agent:")), len(lines))
         lines.insert(at, shell_approval(token, len(result.data.get("candidates") or [])))
+        lines = [ln for ln in lines if not ln.startswith(("  Terminal:", "  Agent:"))]
         result.text = "\n".join(lines)
     return result
 
