@@ -14,6 +14,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from engram.core.errors import UsageError
@@ -212,8 +213,6 @@ _NOT_REDACTED = frozenset(
      "valid_until", "last_confirmed", "schema_version", "revision"}
 )  # fmt: skip
 # Patterns for the safety checks are compiled on first use: a load never needs them.
-_FENCED = r"(?s)(`{3,}|~{3,})[^\n]*\n.*?(?:\n\1[`~]*[ \t]*(?=\n|$)|\Z)"
-_INLINE = r"(?s)(`+)(.+?)\1"
 # A run of four or more words apart by single spaces (a comma or colon may end one): prose,
 # whether it stands in a comment or a string literal. `--flags`, paths and `a-b` names
 # break a run, so a command line is not read as a sentence.
@@ -256,18 +255,79 @@ def _leaves(name: str, value: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
         yield name, str(value)
 
 
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every fenced block and inline code span, in one linear pass.
+
+    A fence is a line opening with three or more backticks or tildes, closed by a line with
+    at least as many of the same; an inline span is a run of n backticks closed by the next
+    run of exactly n. (Regular expressions for these backtrack badly on long runs of
+    backticks: a hostile file of 8,000 of them took a minute.)"""
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    fence_char, fence_len, fence_start = "", 0, 0
+    line_start = 0
+    inline_from = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        run = len(stripped) - len(stripped.lstrip(stripped[:1])) if stripped[:1] in "`~" else 0
+        if fence_char:
+            closing = run >= fence_len and stripped[:1] == fence_char and indent <= 3
+            if closing and not stripped[run:].strip():
+                spans.append((fence_start, line_start + len(line.rstrip("\r\n"))))
+                fence_char = ""
+                inline_from = line_start + len(line)
+        elif run >= 3 and indent <= 3:
+            if line_start > inline_from:
+                spans += _inline_spans(text, inline_from, line_start)
+            fence_char, fence_len, fence_start = stripped[0], run, line_start
+        line_start += len(line)
+    if fence_char:  # an unclosed fence runs to the end
+        spans.append((fence_start, n))
+    elif inline_from < n:
+        spans += _inline_spans(text, inline_from, n)
+    return sorted(spans)
+
+
+def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    runs = [(m.start(), m.end() - m.start()) for m in re.finditer(r"`+", text[start:end])]
+    spans: list[tuple[int, int]] = []
+    by_length: dict[int, list[int]] = {}
+    for i, (_, length) in enumerate(runs):
+        by_length.setdefault(length, []).append(i)
+    next_of: dict[int, int] = {}  # run index -> index of the next run of the same length
+    for indexes in by_length.values():
+        for a, b in pairwise(indexes):
+            next_of[a] = b
+    i = 0
+    while i < len(runs):
+        j = next_of.get(i)
+        if j is None:
+            i += 1
+            continue
+        s0, length = runs[i]
+        e0, _ = runs[j]
+        spans.append((start + s0, start + e0 + length))
+        i = j + 1
+    return spans
+
+
 def split_code(text: str) -> tuple[str, str]:
     """(prose, code): the text with code spans blanked out, and the code spans themselves."""
     if "`" not in text and "~~~" not in text:
         return text, ""
     code: list[str] = []
-
-    def take(m: re.Match[str]) -> str:
-        code.append(m.group(0))
-        return " "
-
-    prose = re.sub(_INLINE, take, re.sub(_FENCED, take, text))
-    return prose, "\n".join(code)
+    prose: list[str] = []
+    last = 0
+    for s0, e0 in code_spans(text):
+        if s0 < last:
+            continue
+        prose.append(text[last:s0])
+        prose.append(" ")
+        code.append(text[s0:e0])
+        last = e0
+    prose.append(text[last:])
+    return "".join(prose), "\n".join(code)
 
 
 def _field_injection(text: str) -> str:

@@ -130,12 +130,12 @@ _MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "script in markup",
-        lazy_compile(r"<[^>]*\son[a-z]+\s*=|\b(?:java|vb)script\s*:|data\s*:\s*text/html", re.I),
+        lazy_compile(r"<[^<>]*\son[a-z]+\s*=|\b(?:java|vb)script\s*:|data\s*:\s*text/html", re.I),
     ),
 )
 # Elements whose text a reader of the rendered Markdown never sees.
 _HIDDEN_ELEMENT = lazy_compile(
-    r"<\s*(?P<tag>[a-z][\w-]*)\b(?P<attrs>[^>]*)>(?P<body>.*?)(?:<\s*/\s*(?P=tag)\s*>|$)",
+    r"<\s*(?P<tag>[a-z][\w-]*)\b(?P<attrs>[^<>]*)>(?P<body>.*?)(?:<\s*/\s*(?P=tag)\s*>|$)",
     re.I | re.S,
 )
 _HIDING_ATTRS = lazy_compile(
@@ -150,7 +150,7 @@ _HIDING_TAGS = frozenset({"template", "noscript"})
 # such as `<full diff here>` may hold spaces), without an optional "title".
 _MD_TARGET = lazy_compile(r"(!?)\[[^\]\n]*\]\(\s*([^)\s]+(?:\s+[^)\s\"']+)*)")
 _HTML_TARGET = lazy_compile(
-    r"<\s*(img|a|image|source|video|audio)\b[^>]*?\b(?:src|href|srcset|poster)\s*=\s*[\"']?([^\"'\s>]+)",
+    r"<\s*(img|a|image|source|video|audio)\b[^<>]*?\b(?:src|href|srcset|poster)\s*=\s*[\"']?([^\"'\s>]+)",
     re.I,
 )
 _PLACEHOLDER = lazy_compile(
