@@ -117,7 +117,7 @@ def _missing_global_root() -> None:
 
 
 def parse_roles(role: str | list[str] | None) -> list[str]:
-    from engram.core.config import SLUG_RE
+    from engram.core.config import SLUG_RE, screen_roles
 
     if role is None:
         return []
@@ -126,7 +126,7 @@ def parse_roles(role: str | list[str] | None) -> list[str]:
     bad = [r for r in out if not SLUG_RE.match(r)]
     if bad:
         raise UsageError(f"role {bad[0]!r} is not a role slug (lowercase letters, digits, '-')")
-    return sorted(dict.fromkeys(out))
+    return screen_roles(sorted(dict.fromkeys(out)))
 
 
 # ---------------------------------------------------------------- memory state

@@ -194,11 +194,34 @@ def config_file_for(roots: Roots, user: bool) -> Path:
     return roots.workspace.config_path
 
 
+def role_problem(role: str) -> str:
+    """Why a role name cannot be stored, or '': it is written into committed files (memory
+    front matter, config.json) and shown to the agent, so it is screened like memory text."""
+    from engram.core.safety import find_injection, redact
+
+    if redact(role).text != role:
+        return "a role looks like a secret or personal data (it is not repeated here)"
+    if find_injection(role.replace("-", " ")) is not None:
+        return f"role {role!r} reads like an instruction to the agent"
+    return ""
+
+
+def screen_roles(roles: list[str]) -> list[str]:
+    """`roles`, or a UsageError naming the first that cannot be stored (see role_problem)."""
+    for role in roles:
+        problem = role_problem(role)
+        if problem:
+            raise UsageError(f"{problem}; a role is a short name such as backend or sre")
+    return roles
+
+
 def set_config_value(roots: Roots, name: str, value: Any, *, user: bool = False) -> Any:
     """Validate, then atomically rewrite one config file with the key changed."""
     from engram.core.store import atomic_write
 
     value = coerce(name, value) if value is not None else None
+    if value is not None and KEYS[name].kind == "roles":
+        screen_roles(value)
     if name == "global_path" and not user:
         raise UsageError(
             "global_path is a user setting; use `engram config set --user global_path PATH`"
