@@ -145,6 +145,8 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     nothing was proposed.
     """
     from engram.core import approvals
+    from engram.core.importing import statement_title
+    from engram.core.safety import find_injection, screen_fields
 
     scope = req.scope
     if req.user_level:
@@ -164,8 +166,13 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     dup: Counter[str] = Counter()
     later: Counter[str] = Counter()
     kept: list[Any] = []
+    screened_out: list[tuple[str, str]] = []
     for c in cands:
         body = committed_content(c.text)
+        problem = screen_fields(by_extra[id(c)]["import"], f"{by_source[id(c)]}:")
+        if problem:  # a file name or glob that reads like an instruction
+            screened_out.append((by_source[id(c)], problem))
+            continue
         if body in held:
             dup[by_source[id(c)]] += 1
         elif len(kept) >= MAX_PER_PROPOSAL:
@@ -184,7 +191,10 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
         try:
             redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
             for c in cands:  # the title and the id come from what is written: redacted
-                by_extra[id(c)]["title"] = safe_title(by_titled[id(c)], c.text)
+                title = safe_title(by_titled[id(c)], c.text)
+                if find_injection(title) is not None:  # a heading aimed at the agent
+                    title = statement_title(c.text)
+                by_extra[id(c)]["title"] = title
             ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
             payload, _ = approvals.prepare_candidates(
                 roots, cands, kind="import", scope=scope, preferred_ids=ids
@@ -196,6 +206,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
             m = re.search(r"candidate (\d+)", where)
             src = number_src.get(int(m.group(1))) if m else None
             refused.append((src or where, why))
+    refused += screened_out
     entries = payload["candidates"]
     for e, c in zip(entries, cands, strict=True):  # safety renumbered the kept candidates
         e.update(by_extra[id(c)])

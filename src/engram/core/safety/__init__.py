@@ -26,6 +26,7 @@ __all__ = [
     "redact",
     "refuse_injection",
     "scan_text",
+    "screen_fields",
     "substance_problem",
 ]
 
@@ -135,6 +136,32 @@ def scan_text(text: str, where: str) -> Redaction:
     # Redaction can glue pieces into something new; check the result too.
     refuse_injection(red.text, where)
     return red
+
+
+def screen_fields(fields: dict, where: str) -> str:
+    """Why a candidate's other fields (tags, paths, source file, title) cannot be written,
+    or ''. They land in front matter and reach the agent like TEXT does: an instruction
+    refuses the candidate, a secret is redacted in place. File names and globs are read
+    with their separators as spaces too (`ignore-all-previous-instructions.md`)."""
+    for key, value in list(fields.items()):
+        if isinstance(value, dict):
+            problem = screen_fields(value, where)
+            if problem:
+                return problem
+            continue
+        items = value if isinstance(value, list) else [value]
+        out = []
+        for item in items:
+            if not isinstance(item, str):
+                out.append(item)
+                continue
+            spaced = re.sub(r"[-_/.*]+", " ", item)
+            hit = find_injection(item) or find_injection(spaced)
+            if hit is not None:
+                return f"{where} {key.upper()} refused: {hit.kind}"
+            out.append(redact(item).text)
+        fields[key] = out if isinstance(value, list) else out[0]
+    return ""
 
 
 _MARKUP_NOISE = re.compile(
