@@ -138,3 +138,27 @@ def test_the_recorded_globs_survive_a_flag_and_follow_an_edit(project: Path, wri
     money = conn.execute("SELECT rowid FROM memories WHERE id = 'money'").fetchone()[0]
     assert path_matches(conn, ["src/billing/a.py"])[0] == set()
     assert path_matches(conn, ["web/app.tsx"])[0] == {money}
+
+
+@needs_git
+def test_a_filter_the_repository_configures_is_never_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git status` runs a stat-dirty file's clean filter; the hook turns off the filters the
+    repository's own config defines, so no program it names runs on every prompt."""
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    repo = tmp_path / "repo"
+    api.init(repo)
+    _write(repo / ".gitattributes", "*.txt filter=evil\n")
+    _write(repo / "a.txt", "hello\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "start")
+    marker = tmp_path / "RAN"
+    _git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
+    _git(repo, "config", "filter.evil.process", f"touch {marker}")
+    os.utime(repo / "a.txt", (1_000_000_000, 1_000_000_000))  # stat-dirty: git must look
+    _paths, branch = work_signals(repo)
+    assert branch == "main"
+    assert not marker.exists()

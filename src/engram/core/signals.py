@@ -325,6 +325,41 @@ def _git_top(project_dir: Path) -> str | None:
         folder = parent
 
 
+_FILTER_SECTION = re.compile(r'^\s*\[\s*filter\s+"((?:[^"\\\n]|\\.)+)"\s*\]', re.M)
+
+
+def _repository_filters(top: str | None) -> list[str]:
+    """`-c` overrides that turn off the content filters the repository's own config defines.
+
+    `git status` runs a file's clean filter to compare its content when its timestamps
+    changed, and the repository's config (or a tool that wrote to it) names the program;
+    filters from the user's own configuration (git-lfs) are theirs and keep working."""
+    if not top:
+        return []
+    git = os.path.join(top, ".git")
+    try:
+        if os.path.isfile(git):  # a worktree or submodule: "gitdir: <path>"
+            with open(git, encoding="utf-8", errors="replace") as fh:
+                line = fh.read(4096).strip()
+            if not line.startswith("gitdir:"):
+                return []
+            git = os.path.join(top, line[7:].strip())
+        with open(os.path.join(git, "config"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError:
+        return []
+    out: list[str] = []
+    for name in dict.fromkeys(_FILTER_SECTION.findall(text)):
+        for key, value in (
+            ("clean", "cat"),
+            ("smudge", "cat"),
+            ("process", ""),
+            ("required", "false"),
+        ):
+            out += ["-c", f"filter.{name}.{key}={value}"]
+    return out
+
+
 MAX_GIT_OUTPUT = 4 * 1024 * 1024  # a status listing larger than this says nothing useful
 
 
@@ -384,13 +419,15 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, byt
     return os.waitstatus_to_exitcode(status), b"".join(chunks)
 
 
-def _git_status(project_dir: Path, env: dict[str, str], *, ahead_behind: bool) -> Any:
+def _git_status(
+    project_dir: Path, env: dict[str, str], *, ahead_behind: bool, overrides: list[str]
+) -> Any:
     # The memory root is left out: editing memory is not the work, and in a repository
     # that keeps thousands of memories, checking them would be most of git's time.
     spec = ["--", ".", f":(exclude){WORKSPACE_SUBDIR.as_posix()}"]
     return _run(
         ["git", "-C", str(project_dir), "-c", "core.fsmonitor=", "-c",
-         "core.hooksPath=/dev/null", "status", "--porcelain=v1", "-b", "--untracked-files=no",
+         "core.hooksPath=/dev/null", *overrides, "status", "--porcelain=v1", "-b", "--untracked-files=no",
          "-z", *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
         env, GIT_TIMEOUT_S,
     )  # fmt: skip
@@ -416,9 +453,10 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
     if top is None:  # no git to ask: spare the hook a process
         return normalise_paths(paths), ""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    done = _git_status(project_dir, env, ahead_behind=False)
+    overrides = _repository_filters(top)
+    done = _git_status(project_dir, env, ahead_behind=False, overrides=overrides)
     if done is not None and done[0] != 0:  # perhaps a git before 2.17: once more without it
-        done = _git_status(project_dir, env, ahead_behind=True)
+        done = _git_status(project_dir, env, ahead_behind=True, overrides=overrides)
     if done is None or done[0] != 0:
         return normalise_paths(paths), ""
     # git names files from the top of the repository; the project may be a folder in it
