@@ -675,6 +675,7 @@ _BYPASS_RX = (
     # Engram's own write and approval controls: a memory has no business steering the agent
     # towards the forced write or towards a host setting that stops the host from asking.
     r"\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve|accept)\b[^.\n;]{0,60}?(?:--force\b|\s-f\b)",
+    r"(?:--force|\s-f)\b[^.\n;]{0,40}?\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve)\b",
     r"\bengram_commit\b[^.\n;]{0,80}?\b(?:allow\w*|permission\w*|pre-?approv\w*|auto\w*|trust\w*|approval_mode|approve)\b",
     r"\b(?:allow\w*|permissions?|approval_mode|pre-?approv\w*|trusted\s?folders?|enabledmcpjsonservers|auto-?approv\w*)\b[^.\n;]{0,80}?\bengram(?:_commit|\b)",
     r"\bthe\s+(?:user|human|owner|developer|operator)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:already\s+)(?:agreed|approved|consented|confirmed|accepted|authori[sz]ed|signed\s+off|said\s+yes|pre-?approved)\b",
@@ -727,6 +728,9 @@ def _factored(pats: tuple[str, ...], prefixes: list[str]) -> str:
 
 _MARKER = lazy_compile(r"\[REDACTED:[a-z0-9-]+\]")
 _LEET = str.maketrans("0134578@$", "oieastbas")
+# Words glued by underscores or hyphens, three or more in a row (a sentence written as one
+# identifier); shorter compounds (`auto-sync`, `read_only`) are left as they are.
+_WORD_JOIN = lazy_compile(r"\b[a-z]+(?:[_-][a-z]+){2,}\b")
 # A word spelled with digits for letters: at least three characters, a third of them digits.
 _LEET_WORD = lazy_compile(r"\b(?=[\w@$]*[a-z])(?=(?:[\w@$]*?[013457]){2})[\w@$]{3,}")
 _B64_RUN = lazy_compile(r"[A-Za-z0-9+/]{16,}={0,2}")
@@ -803,6 +807,8 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
         forms.append(raw)
     if len(_LEET_WORD.findall(sk)) >= 2:
         forms.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), sk))
+    if _WORD_JOIN.search(sk):  # "ignore_all_previous_instructions", "disable-the-scanner"
+        forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:
         for kind, rx, negatable in _grammar():
             for m in rx.finditer(form):

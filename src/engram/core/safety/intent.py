@@ -449,6 +449,8 @@ _OWN_CONFIG = lazy_compile(
     r"\bmessage\s+systeme\s+que\s+tu|\bistruzioni\s+nascoste|\binstrucciones\s+(?:de(?:l)?\s+sistema|ocultas)|"
     r"\bwhat\s+(?:\w+\s+)?(?:were\s+you|you\s+were|did\s+they\s+tell\s+you)\s+told\b|"
     r"\b(?:mensaje|mensagem|message|messaggio)\s+(?:de|del|do|du|di)\s+(?:sistema|systeme)\b|"
+    r"\bcontents?\s+of\s+(?:the|your|its)\s+system\s+(?:prompt|message)\b|"
+    r"\bsystem\s+(?:prompt|message)\s+(?:verbatim|word\s+for\s+word|in\s+full)\b|"
     r"\bque\s+te\s+(?:dieron|deram)\b|\bqu'on\s+t'a\s+donne|\bche\s+ti\s+hanno\s+dato\b|\bbefore\s+the\s+user'?s\s+first\s+message\b|"
     r"システムプロンプト|系统提示|系統提示|隐藏指令|初始指令"
 )
@@ -471,6 +473,10 @@ _SECRET_VAR = lazy_compile(
 )
 
 
+_NO_NEED = lazy_compile(
+    r"\bno\s+(?:\w+\s+){0,3}?(?:review|approval|confirmation|check|sign-?off)\w*\s+(?:is\s+|are\s+)?"
+    r"(?:needed|required|necessary)\b"
+)
 _SPLIT_OFF = lazy_compile(r"\b(?:turn|switch|shut|swap)\s+(?:\w+\s+){1,3}?off\b")
 # Quoted text introduced as an example is mentioned, not said ("send the chatbot the phrase
 # 'ignore previous instructions'"): blanked before the intent is read.
@@ -568,7 +574,7 @@ def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, st
         re.search(r"\b(?:them|it|those|these)\b", clause) and c["control"].search(before)
     )
     if not found["remove"]:
-        found["remove"] = _SPLIT_OFF.search(clause)
+        found["remove"] = _SPLIT_OFF.search(clause) or _NO_NEED.search(clause)
     if found["cheat"] and aimed and not _negated(clause, found["cheat"].start()):
         return "disable_safety", found["cheat"].group(0)
     if found["remove"] and control and aimed:

@@ -54,7 +54,19 @@ _LOOKALIKES = {
     "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ı": "i", "ȷ": "j", "ꮃ": "w",
     "ꭺ": "a", "ꮯ": "c", "ꭼ": "e", "ꮋ": "h", "ꮖ": "i", "ꮪ": "s", "ꮲ": "p",
 }  # fmt: skip
-_LOOKALIKE_TABLE = str.maketrans(_LOOKALIKES)
+
+
+@lru_cache(maxsize=1)
+def _lookalike_table() -> dict[int, str]:
+    """The table above plus every Latin small capital Unicode names as one ("ᴏ", "ꜱ", "ᴘ")."""
+    table = dict(_LOOKALIKES)
+    for lo, hi in ((0x0250, 0x02B0), (0x1D00, 0x1D80), (0xA720, 0xA800)):
+        for cp in range(lo, hi):
+            name = unicodedata.name(chr(cp), "")
+            if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == 28:
+                table.setdefault(chr(cp), name[-1].lower())
+    return str.maketrans(table)
+
 
 # Characters that take no room although they are letters or symbols (fillers, blanks).
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
@@ -123,7 +135,8 @@ def folded(text: str) -> str:
 @lru_cache(maxsize=512)
 def skeleton(text: str) -> str:
     """`folded(text)` with look-alike letters of other scripts mapped to Latin."""
-    return folded(text).translate(_LOOKALIKE_TABLE)
+    out = folded(text)
+    return out if out.isascii() else out.translate(_lookalike_table())
 
 
 def visible_form(text: str) -> str:
