@@ -603,7 +603,8 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         type=entry["type"],
         title=entry["title"],
         scope=root.scope,
-        tags=list(dict.fromkeys([*imported.get("tags", []), *_tags(entry["text"])]))[:6],
+        # an import brings tags from the file's headings and named tools: those alone
+        tags=list(dict.fromkeys(imported.get("tags") or _tags(entry["text"])))[:6],
         role=list(payload.get("roles", [])),
         depends_on=list(entry.get("depends_on", [])),
         level=entry.get("level", ""),
