@@ -41,7 +41,7 @@ from generate import generate_workspace, sample_tasks
 from measure import LAST, floor_cmd, measure
 
 from engram.core import api
-from engram.core.roots import WORKSPACE_SUBDIR, resolve_roots
+from engram.core.store.roots import WORKSPACE_SUBDIR, resolve_roots
 
 # The targets of issue #2 on a 2-core machine: (metric, size, limit, unit)
 TARGETS = [
@@ -135,7 +135,7 @@ def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[flo
     per FULL_SCAN_INTERVAL_S, so we wait that long first (a person edits a file seconds, not
     microseconds, after the previous load).
     """
-    from engram.core import index as index_module
+    from engram.core.store import index as index_module
 
     pause = getattr(index_module, "FULL_SCAN_INTERVAL_S", 0.0) + 0.05
     root = project / WORKSPACE_SUBDIR
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             print(f"… {size:,} memories", file=sys.stderr, flush=True)
             results.append(bench_size(size, args.runs, args.seed, exe, tmp))
-            from engram.core.index import forget_open_indexes
+            from engram.core.store.index import forget_open_indexes
 
             forget_open_indexes()
     table = markdown(results)

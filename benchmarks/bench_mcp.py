@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
 
     from engram.core import api
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     figures: dict[str, Any] = {"sizes": {}}
     with tempfile.TemporaryDirectory(prefix="engram-bench-mcp-") as tmp:

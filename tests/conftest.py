@@ -20,7 +20,7 @@ def isolated_home(
     monkeypatch.delenv("ENGRAM_WORKSPACE", raising=False)
     monkeypatch.delenv("ENGRAM_SESSION_OBJECTIVE", raising=False)
     yield home
-    from engram.core.index import forget_open_indexes
+    from engram.core.store.index import forget_open_indexes
 
     forget_open_indexes()
 

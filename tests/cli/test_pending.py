@@ -11,7 +11,7 @@ import pytest
 
 from engram.core import api
 from engram.core.errors import ApprovalError
-from engram.core.roots import resolve_roots
+from engram.core.store.roots import resolve_roots
 
 ENGRAM = Path(sys.executable).with_name("engram")
 

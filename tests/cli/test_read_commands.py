@@ -140,7 +140,7 @@ def test_a_workspace_root_that_is_a_file_is_named(tmp_path: Path) -> None:
 def test_unwritable_root_is_one_line_and_changes_nothing(
     demo: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    import engram.core.store as store
+    import engram.core.store.files as store
     from engram.cli.main import main
 
     def refuse(path, data, **kw):
@@ -237,7 +237,7 @@ def test_a_cold_load_imports_only_what_it_needs(demo: Path) -> None:
         "import sys; from engram.cli.main import main; sys.argv = ['engram', *sys.argv[1:]];"
         " code = main(); sys.stdout.flush();"
         " sys.stderr.write(' '.join(m for m in ('argparse', '_hashlib', 'subprocess',"
-        " 'engram.core.signals', 'engram.core.safety')"
+        " 'engram.core.read.signals', 'engram.core.safety')"
         " if m in sys.modules))"
     )
     for task in ("prepare a release", "release"):  # the first loads build the index and

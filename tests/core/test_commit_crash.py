@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from engram.core import api, approvals, commit
-from engram.core.integrity import check_root
-from engram.core.memory import parse_memory
-from engram.core.roots import resolve_roots
+from engram.core import api
+from engram.core.store.integrity import check_root
+from engram.core.store.memory import parse_memory
+from engram.core.store.roots import resolve_roots
+from engram.core.write import approvals, commit
 
 BIN = Path(sys.executable).parent
 ENGRAM = str(BIN / "engram")
@@ -197,7 +198,7 @@ def test_a_file_where_a_folder_belongs_fails_cleanly_then_a_later_write_succeeds
 def test_a_full_disk_mid_apply_rolls_back_and_the_token_still_works(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engram.core.store as store
+    import engram.core.store.files as store
 
     token = propose(seeded)
     roots = resolve_roots(seeded)
@@ -225,7 +226,7 @@ def test_a_full_disk_mid_apply_rolls_back_and_the_token_still_works(
 def test_a_failure_that_cannot_be_undone_is_finished_by_the_next_write(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engram.core.store as store
+    import engram.core.store.files as store
 
     token = propose(seeded)
     roots = resolve_roots(seeded)
@@ -310,7 +311,7 @@ def test_a_journal_that_cannot_be_applied_is_set_aside_not_retried_forever(
 def test_a_journal_whose_file_was_edited_since_is_undone_and_keeps_the_edit(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engram.core.store as store
+    import engram.core.store.files as store
 
     token = propose(seeded)
     roots = resolve_roots(seeded)
@@ -399,7 +400,7 @@ def test_a_crash_at_every_durable_step_of_a_commit(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Die (nothing cleaned up, like kill -9) at each file write or removal in turn."""
-    import engram.core.store as store
+    import engram.core.store.files as store
 
     root = root_of(seeded)
     original = (root / "knowledge" / f"{TARGET}.md").read_bytes()
@@ -906,7 +907,7 @@ def test_an_update_keeps_the_old_revision_recoverable(seeded: Path) -> None:
 def test_force_never_replaces_a_memory_that_is_not_certainly_the_same_fact(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engram.core import verdicts
+    from engram.core.write import verdicts
 
     real = verdicts.judge
 
@@ -939,7 +940,7 @@ def test_a_crash_at_every_step_of_a_commit_to_both_roots(
     seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Killed between roots: another workspace sharing the global root finishes its part."""
-    import engram.core.store as store
+    import engram.core.store.files as store
 
     gdir = tmp_path / "global"
     assert run("init", "--global-path", str(gdir), cwd=seeded).returncode == 0

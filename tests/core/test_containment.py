@@ -388,8 +388,8 @@ def test_an_engramignore_in_the_project_that_links_out_is_not_read(box: Box) -> 
 
 def test_names_a_folder_watch_reports_in_a_linked_folder_are_never_indexed(box: Box) -> None:
     """A long-lived server re-checks only the names the kernel reports: links stay out there too."""
-    from engram.core.index import open_index
-    from engram.core.roots import resolve_roots
+    from engram.core.store.index import open_index
+    from engram.core.store.roots import resolve_roots
 
     project = clone_with(box, {str(ROOT / "skills"): box.victim_dir})
     (project / ROOT / "rules" / "leak.md").symlink_to(box.victim_dir / "leak.md")

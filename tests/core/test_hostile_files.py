@@ -367,7 +367,7 @@ def test_mcp_arguments_that_are_not_text_get_a_clear_error(
 
 
 def api_roots(project: Path):  # type: ignore[no-untyped-def]
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     return resolve_roots(project)
 
@@ -386,7 +386,7 @@ def test_a_hook_prompt_with_surrogates_and_control_characters_still_routes(proje
 
 def test_code_spans_are_data_unless_they_hold_prose_for_the_agent() -> None:
     from engram.core.inputs import find_unsafe_field
-    from engram.core.memory import Memory
+    from engram.core.store.memory import Memory
 
     def verdict(content: str) -> str:
         return find_unsafe_field(Memory("m", "knowledge", title="Notes", content=content))
@@ -409,8 +409,8 @@ def test_code_spans_are_data_unless_they_hold_prose_for_the_agent() -> None:
 def test_names_reported_by_the_folder_watch_that_are_not_text_are_never_indexed(
     project: Path,
 ) -> None:
-    from engram.core.index import open_index
-    from engram.core.roots import resolve_roots
+    from engram.core.store.index import open_index
+    from engram.core.store.roots import resolve_roots
 
     root = ws_root(project)
     for name in BAD_NAMES:

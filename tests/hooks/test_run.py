@@ -78,7 +78,7 @@ def set_config(ws, key, value):
 
 
 def _roots(ws):
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     return resolve_roots(ws["project"])
 

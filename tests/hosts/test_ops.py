@@ -147,7 +147,7 @@ def test_a_conflict_in_one_host_writes_nothing_for_any_host(user_files):
 def test_a_write_that_fails_midway_puts_back_what_was_written(user_files, monkeypatch):
     env = user_files
     before = snapshot(env["project"], env["home"])
-    from engram.core import store
+    from engram.core.store import files as store
 
     real = store.atomic_write
     calls = {"n": 0}

@@ -11,7 +11,7 @@ import pytest
 from mcp_wire import data_of, envelope, text_of
 
 from engram.core import api
-from engram.core.roots import create_layout, resolve_roots
+from engram.core.store.roots import create_layout, resolve_roots
 from engram.mcp import elicitation as eli
 from engram.mcp.protocol import Era, RpcError
 

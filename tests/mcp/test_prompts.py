@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_wire import envelope
 
-from engram.core.candidates import parse_candidates
+from engram.core.write.candidates import parse_candidates
 from engram.mcp.prompts import PROTOCOL
 
 

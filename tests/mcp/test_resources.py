@@ -35,7 +35,7 @@ def test_R_WIRE_2_index_lists_one_line_cards(srv):
 
 def test_R_WIRE_2_memory_resource_reads_the_load_id_body_and_counts(srv, example_project):
     from engram.core import api
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     roots = resolve_roots(example_project)
     text = read(srv, "engram://memory/release-process")["result"]["contents"][0]["text"]
@@ -82,7 +82,7 @@ def _uris(s) -> list[str]:
 
 def test_R_WIRE_4_list_is_index_plus_most_used_then_the_unused(srv, example_project):
     from engram.core import api
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     all_ids = sorted(c["id"] for c in api.index_cards(resolve_roots(example_project)).data["cards"])
     assert len(all_ids) == 8

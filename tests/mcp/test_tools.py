@@ -240,7 +240,7 @@ def test_R_APP_3_commit_writes_like_force_and_defers_duplicates(
         srv.call("engram_commit", {"approval_token": prop["approval_token"], "approve": "all"})
     )
     from engram.core import api
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     forced = api.save_session_force(resolve_roots(twin), lines).data
     assert [(w["id"], w["verdict"]) for w in done["written"]] == [

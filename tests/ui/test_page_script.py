@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from engram.core import api
-from engram.core.roots import require_roots
+from engram.core.store.roots import require_roots
 from engram.ui.server import UIServer
 from tests.conftest import MemoryWriter, ws_root
 from tests.ui.test_page import SCRIPT
@@ -29,7 +29,7 @@ SHIM = Path(__file__).with_name("dom_shim.js")
 
 @pytest.fixture
 def served(project: Path) -> Iterator[UIServer]:
-    from engram.core.index import forget_open_indexes
+    from engram.core.store.index import forget_open_indexes
 
     forget_open_indexes()
     server = UIServer(project, 0)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from engram.core import api
-from engram.core.roots import require_roots
+from engram.core.store.roots import require_roots
 from engram.ui.server import CSRF_HEADER, UIServer
 from tests.conftest import MemoryWriter, ws_root
 
@@ -67,7 +67,7 @@ class Client:
 
 @pytest.fixture
 def client(project: Path) -> Iterator[Client]:
-    from engram.core.index import forget_open_indexes
+    from engram.core.store.index import forget_open_indexes
 
     forget_open_indexes()  # the core's SQLite connections belong to the thread that opened them
     server = UIServer(project, 0)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # argparse is not imported on the fast `load` path
     import argparse
 
     from engram.core.results import Result
-    from engram.core.roots import Roots
+    from engram.core.store.roots import Roots
 
 
 def start_dir(args: argparse.Namespace) -> Path | None:
@@ -26,7 +26,7 @@ def start_dir(args: argparse.Namespace) -> Path | None:
 
 
 def roots_from(args: argparse.Namespace, *, require: bool = True) -> Roots:
-    from engram.core.roots import require_roots, resolve_roots
+    from engram.core.store.roots import require_roots, resolve_roots
 
     return require_roots(start_dir(args)) if require else resolve_roots(start_dir(args))
 

@@ -72,7 +72,7 @@ def _once(findings: list[Diagnostic]) -> list[Diagnostic]:
 def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
     from engram.core import api
     from engram.core.errors import EngramError
-    from engram.core.roots import resolve_roots
+    from engram.core.store.roots import resolve_roots
 
     try:
         roots = resolve_roots(start)
@@ -115,7 +115,7 @@ def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
             out.append(Diagnostic(level, d.code, d.message, d.path))
         data[name] = res.data
     try:
-        from engram.core.config import load_config
+        from engram.core.store.config import load_config
 
         for problem in load_config(roots).invalid_entries():
             out.append(Diagnostic("warning", "config.invalid", problem))
@@ -127,7 +127,7 @@ def _memory_checks(start: Path | None, out: list[Diagnostic], data: dict):
 def _hook_log(roots) -> list[Diagnostic]:
     import time
 
-    from engram.core.store import file_stat, read_bytes
+    from engram.core.store.files import file_stat, read_bytes
 
     path = roots.primary.cache_dir / "hook.log"
     try:  # never through a link: verify names a linked log, its target is not shown

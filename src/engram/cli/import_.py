@@ -84,7 +84,7 @@ def _request(args: argparse.Namespace, project: Any) -> Any:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from engram.core import approvals
+    from engram.core.write import approvals
     from engram.importers.propose import propose_import
 
     if args.replace_with_pointer or args.restore:
@@ -158,8 +158,8 @@ def _shown(place: Any, path: str) -> str:
 
 
 def _content(piece: Any) -> str | None:
-    from engram.core.candidates import make_candidate
     from engram.core.errors import EngramError
+    from engram.core.write.candidates import make_candidate
 
     try:
         return make_candidate(1, type=piece.type, text=piece.text).text

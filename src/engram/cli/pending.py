@@ -50,7 +50,7 @@ def _age(created: str, at: float) -> str:
 
 def waiting(roots: Any) -> Result:
     """The waiting proposals, numbered from 1 (oldest first), with their candidates."""
-    from engram.core.approvals import _iso, now, read_pending, waiting_keys
+    from engram.core.write.approvals import _iso, now, read_pending, waiting_keys
 
     at = now()
     entries = read_pending(roots.primary)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
             raise UsageError("--reason goes with --decline N (the proposal to decline)")
         return emit(waiting(roots), args)
-    from engram.core.approvals import decline_waiting
+    from engram.core.write.approvals import decline_waiting
 
     reason = (args.reason or "").strip() or DECLINED_HERE
     return emit(decline_waiting(roots, args.decline, reason), args)

@@ -22,7 +22,7 @@ from engram.core.results import Result
 SCOPE_CHOICES = ("workspace", "global", "both")
 _SHORTCUT = re.compile(r"^(?:last\s+)?(\S+)(?:\s+sessions?)?$", re.IGNORECASE)
 MAX_PROMPTS = 5
-MAX_INPUT_CHARS = 200_000  # engram.core.candidates.MAX_INPUT_CHARS (not imported at start-up)
+MAX_INPUT_CHARS = 200_000  # engram.core.write.candidates.MAX_INPUT_CHARS (not imported at start-up)
 MAX_INPUT_BYTES = 4 * MAX_INPUT_CHARS  # UTF-8 needs at most 4 bytes a character
 
 
@@ -155,7 +155,7 @@ def _commit(
 
     token = proposal.data["approval_token"]
     if keep:
-        from engram.core.commit import commit_keeping
+        from engram.core.write.commit import commit_keeping
 
         committed = commit_keeping(roots, token, approve or "", keep)  # type: ignore[arg-type]
     else:
@@ -168,7 +168,7 @@ def _commit(
 def _print_proposal(result: Result, args: argparse.Namespace) -> int:
     """`--propose`: printed for a person with no prompt waiting, so the preview says how
     to approve from a shell (`engram commit`), not what to answer at a prompt."""
-    from engram.core.approvals import for_person
+    from engram.core.write.approvals import for_person
 
     result = for_person(result)
     token = result.data.get("approval_token", "")
@@ -381,14 +381,14 @@ def _one_edit(a: str, b: str) -> bool:
 
 def _type_of(word: str) -> str | None:
     """The memory type a separate word names (`rule`, `Skills`, `workflow`), else None."""
-    from engram.core.memory import normalise_type
+    from engram.core.store.memory import normalise_type
 
     return normalise_type(word) if word.strip() and not any(c.isspace() for c in word) else None
 
 
 def _near_type(word: str) -> str | None:
     """The type a lone word is one edit away from (`rulez` → rule), else None."""
-    from engram.core.memory import TYPE_ALIASES, TYPES, normalise_type
+    from engram.core.store.memory import TYPE_ALIASES, TYPES, normalise_type
 
     w = word.strip().lower()
     if len(w) < 3 or not w.isalpha() or _type_of(w) is not None:
@@ -459,7 +459,7 @@ def split_save_words(words: list[str]) -> list[tuple[str | None, str]]:
 
 def _pairs_as_lines(pairs: list[tuple[str | None, str]]) -> str:
     """Candidate lines for several memories (a text's own `| CONTEXT: …` fields still apply)."""
-    from engram.core.approvals import guess_type
+    from engram.core.write.approvals import guess_type
 
     lines = []
     for mtype, text in pairs:
@@ -574,7 +574,7 @@ def run_save_session(args: argparse.Namespace) -> int:
     if args.propose:
         return _print_proposal(result, args)
 
-    from engram.core.candidates import parse_candidates
+    from engram.core.write.candidates import parse_candidates
 
     current = parse_candidates(text, query_level=level)  # revisions accumulate here
 
@@ -616,7 +616,7 @@ def run_commit(args: argparse.Namespace) -> int:
             "terminal, and stdin is not one; run it in a terminal (or approve without --keep)"
         )
     keep = _numbers(args.keep, "--keep")
-    from engram.core.commit import commit_keeping
+    from engram.core.write.commit import commit_keeping
 
     roots = roots_from(args)
     result = commit_keeping(roots, args.token, args.approve or "", keep, scope=args.scope)

@@ -18,10 +18,10 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from engram.core.errors import UsageError
-from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
+from engram.core.store.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
 
 if TYPE_CHECKING:
-    from engram.core.roots import Root
+    from engram.core.store.roots import Root
 
 # C0 and C1 control characters other than tab, line feed and carriage return.
 _CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
@@ -128,8 +128,8 @@ def file_limits(root: Root) -> FileLimits:
     hit = _limits_cache.get(key)
     if hit is not None and now - hit[0] < _LIMITS_TTL_S:
         return hit[1]
-    from engram.core.config import Config
-    from engram.core.roots import read_json_object, read_user_config
+    from engram.core.store.config import Config
+    from engram.core.store.roots import read_json_object, read_user_config
 
     try:
         cfg = Config([read_json_object(root.config_path, root), read_user_config()])

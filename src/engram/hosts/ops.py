@@ -45,7 +45,7 @@ def resolve_scope(start: Path | None, *, global_: bool, hooks: bool = True) -> S
     """The scope of a command: $HOME for --global, else the workspace's project folder."""
     if global_:
         return make_scope(GLOBAL, home_dir(), hooks=hooks)
-    from engram.core.roots import find_project_dir
+    from engram.core.store.roots import find_project_dir
 
     start = start or Path(os.environ.get("ENGRAM_WORKSPACE") or Path.cwd())
     project = find_project_dir(start)
@@ -60,10 +60,10 @@ def resolve_scope(start: Path | None, *, global_: bool, hooks: bool = True) -> S
 
 def state_path(scope: Scope) -> Path:
     if scope.is_global:
-        from engram.core.roots import user_config_dir
+        from engram.core.store.roots import user_config_dir
 
         return user_config_dir() / STATE_FILE
-    from engram.core.roots import CACHE_DIR, WORKSPACE_SUBDIR
+    from engram.core.store.roots import CACHE_DIR, WORKSPACE_SUBDIR
 
     return scope.base / WORKSPACE_SUBDIR / CACHE_DIR / STATE_FILE
 
@@ -114,8 +114,8 @@ def _lock(scope: Scope) -> Iterator[None]:
         with FileLock(str(path) + ".lock", timeout=30):
             yield
         return
-    from engram.core.roots import WORKSPACE_SUBDIR, Root
-    from engram.core.store import root_lock
+    from engram.core.store.files import root_lock
+    from engram.core.store.roots import WORKSPACE_SUBDIR, Root
 
     with root_lock(Root(scope.base / WORKSPACE_SUBDIR, "workspace")):
         yield
@@ -287,7 +287,7 @@ def _write(
     originals: dict[Path, str | None],
     files: dict[str, dict],
 ) -> None:
-    from engram.core.store import atomic_write
+    from engram.core.store.files import atomic_write
 
     emptied: list[Path] = []
     done: list[Path] = []
@@ -343,7 +343,7 @@ def _unchanged_since_read(
 
 def _put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
     """Undo a partly applied run: every file already written gets its old bytes back."""
-    from engram.core.store import atomic_write
+    from engram.core.store.files import atomic_write
 
     for path in reversed(done):
         with contextlib.suppress(OSError):
@@ -355,7 +355,7 @@ def _put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
 
 
 def _save_state(scope: Scope, state: dict) -> None:
-    from engram.core.store import atomic_write
+    from engram.core.store.files import atomic_write
 
     state["files"] = {k: v for k, v in state["files"].items() if v}
     path = state_path(scope)

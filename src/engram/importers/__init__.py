@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.core.importing import Piece
+from engram.core.write.importing import Piece
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_WALK_ENTRIES = 50_000
@@ -163,7 +163,7 @@ def read_rule_file(
 ) -> None:
     """A rule file with front matter (`globs`, `description`, an always-on switch), as Cursor
     and Windsurf write them: globs become `paths:`, an always-on file's statements rules."""
-    from engram.core.importing import split_markdown
+    from engram.core.write.importing import split_markdown
 
     fields, body, at = front_matter(ws.read(rel))
     pieces = split_markdown(

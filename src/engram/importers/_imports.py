@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from engram.core.importing import split_markdown, strip_managed
+from engram.core.write.importing import split_markdown, strip_managed
 from engram.importers import FileResult, Problem, Workspace
 
 MAX_DEPTH = 5

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engram.core.importing import split_markdown
+from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, subtree_globs
 
 HOST = "agents"

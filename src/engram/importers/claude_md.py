@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from engram.core.importing import split_markdown
+from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list, subtree_globs
 from engram.importers._imports import read_with_imports
 

@@ -8,7 +8,7 @@ page, "Global Rules Directory Location").
 
 from __future__ import annotations
 
-from engram.core.importing import split_markdown
+from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list
 
 HOST = "cline"

@@ -9,7 +9,7 @@ nothing user-level to read.
 
 from __future__ import annotations
 
-from engram.core.importing import split_markdown
+from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list
 
 HOST = "copilot"

@@ -133,7 +133,7 @@ def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
 def _blank(line: str) -> bool:
     """A line that says nothing once its section is gone: blank, a comment, a rule (`---`),
     block-level HTML (`<details>`, whose words the import read)."""
-    from engram.core.importing import _without_tags
+    from engram.core.write.importing import _without_tags
 
     bare = _without_tags(_COMMENT.sub("", line)).strip()
     return not bare or bool(_THEMATIC.match(bare))
@@ -205,7 +205,7 @@ def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:
 
     The backup lives under the workspace's cache/, which a cloned repository can ship; only
     a record this user's Engram wrote is ever restored."""
-    from engram.core.commit import _journal_key
+    from engram.core.write.commit import _journal_key
 
     key = _journal_key()
     if key is None:
@@ -225,7 +225,7 @@ def _signed(rel: str, rec: dict[str, Any]) -> bool:
 
 def place_for(project: Path | None, *, user_level: bool) -> Place:
     """The workspace's place (its cache folder) or, with --global, the home folder's."""
-    from engram.core.roots import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
+    from engram.core.store.roots import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
 
     if user_level:
         return Place(Path.home(), user_config_dir() / STATE_FILE, None, "~/")
@@ -351,7 +351,7 @@ def plan_restore(place: Place, names: list[str]) -> list[Edit]:
 
 def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
     """Write every changed file atomically under the lock, or none; then the backup record."""
-    from engram.core.store import atomic_write
+    from engram.core.store.files import atomic_write
     from engram.hosts.ops import _put_back, read_text
 
     todo = [e for e in edits if not e.problem and e.after != e.before]
@@ -396,7 +396,7 @@ def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
 
 
 def _save(place: Place, records: dict[str, Any]) -> None:
-    from engram.core.store import atomic_write
+    from engram.core.store.files import atomic_write
 
     place.state.parent.mkdir(parents=True, exist_ok=True)
     data = {"version": 1, "files": records}
@@ -410,8 +410,8 @@ def _locked(place: Place) -> Any:
 
         place.state.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(place.state) + ".lock", timeout=30)
-    from engram.core.roots import Root
-    from engram.core.store import root_lock
+    from engram.core.store.files import root_lock
+    from engram.core.store.roots import Root
 
     return root_lock(Root(place.lock_root, "workspace"))
 

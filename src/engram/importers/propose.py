@@ -17,7 +17,7 @@ from typing import Any
 from engram.core.errors import SafetyError, UsageError
 from engram.core.results import Result
 
-MAX_PER_PROPOSAL = 50  # engram.core.candidates.MAX_CANDIDATES
+MAX_PER_PROPOSAL = 50  # engram.core.write.candidates.MAX_CANDIDATES
 
 
 @dataclass
@@ -93,8 +93,8 @@ def read_pieces(req: ImportRequest, project: Any) -> tuple[list[Any], list[Any]]
 
 
 def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]], list[str]]:
-    from engram.core.candidates import make_candidate
     from engram.core.errors import EngramError
+    from engram.core.write.candidates import make_candidate
 
     cands, extra, bad = [], {}, []
     for piece in pieces:
@@ -112,8 +112,8 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
 def safe_title(piece: Any, redacted_text: str) -> str:
     """The piece's title with no secret in it: the first clause of the redacted text when
     the title was cut from the text, else the heading redacted."""
-    from engram.core.importing import statement_title
     from engram.core.safety import redact
+    from engram.core.write.importing import statement_title
 
     if piece.titled_by_text:
         return statement_title(redacted_text)[:120]
@@ -123,7 +123,7 @@ def safe_title(piece: Any, redacted_text: str) -> str:
 def _preferred_id(title: str, cand: Any) -> str:
     """An id from the memory's title (it says what the memory says), without paths and file
     names (`tests/api/x.go` is where, not what: split into words they fill the id)."""
-    from engram.core.candidates import slugify
+    from engram.core.write.candidates import slugify
 
     words = re.sub(r"\[REDACTED:[^\]]*\]", " ", title or cand.text).split()
     named = [w for w in words if not re.search(r"[/\\]|\w\.\w", w)]
@@ -144,9 +144,9 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     terminal prompt, `engram commit`, or the MCP approval tools); otherwise it says why
     nothing was proposed.
     """
-    from engram.core import approvals
-    from engram.core.importing import statement_title
     from engram.core.safety import find_injection, screen_fields
+    from engram.core.write import approvals
+    from engram.core.write.importing import statement_title
 
     scope = req.scope
     if req.user_level:
@@ -260,14 +260,14 @@ def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
 def committed_content(text: str) -> str:
     """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
     write path redacts it, so a line that held a secret matches the memory it became."""
-    from engram.core.commit import content_of
     from engram.core.safety import redact
+    from engram.core.write.commit import content_of
 
     return content_of(redact(text).text).strip()
 
 
 def held_contents(roots: Any, scopes: list[str]) -> set[str]:
-    from engram.core.approvals import durable_memories
+    from engram.core.write.approvals import durable_memories
 
     out: set[str] = set()
     for s in scopes:

@@ -45,7 +45,7 @@ def dialog_timeout() -> float:
 def token_survives(exc: BaseException) -> bool:
     """Whether a commit that failed after the human accepted left its token working.
 
-    The commit spends a token only together with its write (`engram.core.commit`), so a
+    The commit spends a token only together with its write (`engram.core.write.commit`), so a
     commit refused or rolled back (a link, a full disk, a held lock) wrote nothing and
     the token still commits once the cause is fixed; the dialog then hands the token
     flow back instead of losing the approval. A token that is spent, expired, revoked

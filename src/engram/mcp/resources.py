@@ -33,9 +33,9 @@ def list_resources(era: Era, core: Core) -> list[dict[str, Any]]:
     workspace shows its memories too (ordered by id; one entry per id, as the URI is by id).
     """
     from engram.core import api
-    from engram.core.config import load_config
     from engram.core.errors import EngramError
-    from engram.core.roots import resolve_roots
+    from engram.core.store.config import load_config
+    from engram.core.store.roots import resolve_roots
 
     out = [_index_entry(era)]
     try:
@@ -88,7 +88,7 @@ def read_resource(era: Era, uri: Any, core: Core) -> dict[str, Any]:
     """`resources/read` contents for one Engram URI; anything else is not found."""
     from engram.core import api
     from engram.core.errors import EngramError
-    from engram.core.roots import require_roots
+    from engram.core.store.roots import require_roots
 
     if not isinstance(uri, str):
         raise RpcError(INVALID_PARAMS, "resources/read needs params.uri, a string")

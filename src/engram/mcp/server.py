@@ -450,7 +450,7 @@ class Server:
 
         try:
             checked = check_arguments(tool, args)
-            from engram.core.roots import require_roots
+            from engram.core.store.roots import require_roots
 
             roots = require_roots()  # per call: a workspace created after start is seen
             return tool.run(Call(tool.name, checked, era, params, self), roots)

@@ -16,7 +16,7 @@ from engram.mcp.protocol import INVALID_PARAMS, Era, RpcError
 
 if TYPE_CHECKING:
     from engram.core.results import Result
-    from engram.core.roots import Roots
+    from engram.core.store.roots import Roots
 
 RELOAD_ACTION = "reload_memory"
 RELOAD_SENTENCE = (
@@ -205,7 +205,7 @@ def _ids(value: str | None) -> list[str] | None:
 
 
 def run_load(call: Call, roots: Roots) -> Result:
-    from engram.core.signals import checked_signals
+    from engram.core.read.signals import checked_signals
 
     a = call.args
     ids = _ids(a.get("id"))

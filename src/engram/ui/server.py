@@ -41,7 +41,7 @@ class UIServer(ThreadingHTTPServer):
         from concurrent.futures import ThreadPoolExecutor
 
         from engram.core.errors import EngramError
-        from engram.core.roots import require_roots
+        from engram.core.store.roots import require_roots
 
         require_roots(start)  # no root here: one clear error before the port opens
         # The core caches SQLite connections per process, each usable only on the thread
@@ -68,7 +68,7 @@ class UIServer(ThreadingHTTPServer):
         return self.core.submit(fn, *args).result()
 
     def server_close(self) -> None:
-        from engram.core.index import forget_open_indexes
+        from engram.core.store.index import forget_open_indexes
 
         with contextlib.suppress(Exception):
             self.run_core(forget_open_indexes)
@@ -256,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
     def _route(
         self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]
     ) -> None:
-        from engram.core.roots import require_roots
+        from engram.core.store.roots import require_roots
         from engram.ui import views
 
         def arg(name: str) -> str:

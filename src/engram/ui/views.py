@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engram.core.roots import Roots
+from engram.core.store.roots import Roots
 
 # `archive/<id>.r<N>.md`, or `<id>.r<N>-<k>.md` when revision N was archived more than once
 _REVISION = re.compile(
@@ -48,7 +48,7 @@ def _usage(roots: Roots) -> dict[tuple[str, str], int]:
 
 def list_memories(roots: Roots) -> dict[str, Any]:
     """Every memory of every root (durable and working), plus files that failed to parse."""
-    from engram.core.store import load_memories
+    from engram.core.store.files import load_memories
 
     usage = _usage(roots)
     memories: list[dict[str, Any]] = []
@@ -74,7 +74,7 @@ def _root(roots: Roots, scope: str) -> Any:
 
 def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
     """Archived revisions `archive/<id>.r<N>.md` (and `archive/<id>.md`), oldest first."""
-    from engram.core.store import read_bytes
+    from engram.core.store.files import read_bytes
 
     try:
         names = os.listdir(root.archive_dir)
@@ -101,9 +101,9 @@ def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
 def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     """One memory's raw file, parsed front matter, archived revisions and dependants."""
     from engram.core.errors import NotFoundError
-    from engram.core.memory import MemoryParseError, front_matter_dict
     from engram.core.safety import check_id
-    from engram.core.store import find_memory_file, load_memories, read_memory_file
+    from engram.core.store.files import find_memory_file, load_memories, read_memory_file
+    from engram.core.store.memory import MemoryParseError, front_matter_dict
 
     check_id(mid)
     root = _root(roots, scope)
@@ -114,7 +114,7 @@ def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     try:
         mem, raw = read_memory_file(root, rel)
     except MemoryParseError as exc:  # shown as it is, with the reason it is not loaded
-        from engram.core.store import read_bytes
+        from engram.core.store.files import read_bytes
 
         raw = read_bytes(root, path)[:262_144]
         return {"id": mid, "scope": scope, "file": rel, "raw": raw.decode("utf-8", "replace"),
@@ -163,7 +163,7 @@ def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
 
 def proposals(roots: Roots) -> dict[str, Any]:
     """Pending proposals as frozen in pending-approvals.json (shown; approving needs the token)."""
-    from engram.core.approvals import _iso, now, read_pending
+    from engram.core.write.approvals import _iso, now, read_pending
 
     out = []
     for key, entry in read_pending(roots.primary).items():
@@ -236,7 +236,7 @@ def approve(roots: Roots, token: str, approve_: Any) -> dict[str, Any]:
 
 def decline(roots: Roots, token: str, reason: str | None) -> dict[str, Any]:
     """Revoke a pending proposal through the core's approvals module."""
-    from engram.core.approvals import DECLINED_DEFAULT, revoke_proposal
+    from engram.core.write.approvals import DECLINED_DEFAULT, revoke_proposal
 
     result = revoke_proposal(roots, _token(token), (reason or "").strip() or DECLINED_DEFAULT)
     return {"result": result.envelope(), "text": result.text}

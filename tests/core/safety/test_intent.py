@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engram.core.memory import split_front_matter
 from engram.core.safety import find_injection
 from engram.core.safety.intent import aimed_at_reader, find_intent, main_clause
 from engram.core.safety.normalise import skeleton
+from engram.core.store.memory import split_front_matter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -107,7 +107,7 @@ def test_quoted_code_is_not_read_as_an_instruction() -> None:
 
 
 def test_the_example_memories_engram_init_writes_pass() -> None:
-    from engram.core.examples import EXAMPLES
+    from engram.core.store.examples import EXAMPLES
 
     texts = [t for ex in EXAMPLES for t in (ex[2], *ex[6], *(ex[7] or ()))]
     assert len(texts) > 30

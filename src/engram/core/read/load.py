@@ -1,0 +1,735 @@
+"""The read path shared by `engram load/route/search`, the MCP tools, resources and hooks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from typing import Any, NamedTuple
+
+from engram.core.errors import NotFoundError, UsageError
+from engram.core.inputs import (
+    Findings,
+    check_text,
+    decode_findings,
+    redacted_memory,
+    title_findings,
+)
+from engram.core.read.render import (
+    TOKEN_RULE,
+    estimate_tokens,
+    fit_pack,
+    render_card,
+    render_compact,
+    render_full,
+)
+from engram.core.read.routing import (
+    CARD_CONFIDENCE,
+    Candidate,
+    Visibility,
+    VisibleLookup,
+    classify_task,
+    grade,
+    query_terms,
+    rank,
+    select_with_prerequisites,
+)
+from engram.core.results import Diagnostic, Result
+from engram.core.store.config import Config, load_config
+from engram.core.store.files import load_ignore_rules
+from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
+from engram.core.store.memory import ID_RE, Memory
+from engram.core.store.roots import Roots
+
+DISCLOSURES = ("auto", "cards", "bodies")
+
+
+class ReadContext(NamedTuple):
+    """What one read needs: roots, settings, the fresh index, visibility, the result so far."""
+
+    roots: Roots
+    config: Config
+    index: Index
+    vis: Visibility
+    result: Result
+
+
+def open_read_context(roots: Roots, roles: list[str] | None = None) -> ReadContext:
+    config = load_config(roots)
+    index = open_index(roots)
+    result = Result(text="")
+    for level, code, message in index.diagnostics:
+        result.diagnostics.append(Diagnostic(level, code, message))
+    index.diagnostics.clear()
+    for (scope, rel), reason in sorted(index.parse_errors.items()):
+        root = roots.by_scope(scope)
+        result.warn(
+            "memory.parse_error",
+            f"skipped {rel} ({scope}): {reason}",
+            str(root.path / rel) if root else rel,
+        )
+    active = config.get("roles") if roles is None else _valid_roles(roles)
+    vis = Visibility(
+        roles=active,
+        today=dt.date.today().isoformat(),
+        ignore={
+            r.scope: load_ignore_rules(r, roots.project_dir if r.scope == "workspace" else None)
+            for r in roots.all
+        },
+    )
+    return ReadContext(roots, config, index, vis, result)
+
+
+def _valid_roles(roles: list[str]) -> list[str]:
+    from engram.core.store.config import coerce
+
+    return coerce("roles", [r.strip().lower() for r in roles if r.strip()])
+
+
+def validate_id(mid: str) -> str:
+    if not isinstance(mid, str) or not ID_RE.match(mid):
+        raise UsageError(
+            f"memory id {mid!r} is not valid: ids are slugs of a-z, 0-9 and '-' (no '/', '..' or spaces)"
+        )
+    return mid
+
+
+def _same_objective(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+
+
+def _startup_candidates(ctx: ReadContext) -> list[Candidate]:
+    usage = ctx.index.usage()
+    rows = ctx.index.conn.execute(
+        f"SELECT {ROW_COLUMNS} FROM memories WHERE type IN ('rule', 'skill') OR tier = 'working'"
+        " ORDER BY scope DESC, id"
+    ).fetchall()
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for row in rows:
+        if row["id"] in seen or not ctx.vis.visible(row)[0]:
+            continue
+        seen.add(row["id"])
+        uses = usage.get((row["scope"], row["id"]), 0)
+        type_bonus = {"rule": 2.0, "skill": 1.0}.get(row["type"], 0.0)
+        out.append(
+            Candidate(
+                row,
+                round(type_bonus + uses * 0.1, 4),
+                {"type": type_bonus, "usage": uses * 0.1},
+                [],
+            )
+        )
+    out.sort(
+        key=lambda c: (
+            -c.score,
+            -(int((c.row["updated"] or "0").replace("-", "")[:8] or 0)),
+            c.row["id"],
+        )
+    )
+    return out
+
+
+class Signals(NamedTuple):
+    """What the work touches besides the prompt: project-relative paths and the branch."""
+
+    paths: list[str]
+    branch: str
+
+    @property
+    def empty(self) -> bool:
+        return not self.paths and not self.branch
+
+
+NO_SIGNALS = Signals([], "")
+
+
+def _signals(ctx: ReadContext, paths: list[str] | None, branch: str) -> Signals:
+    if not paths and not branch:
+        return NO_SIGNALS
+    from engram.core.read.signals import normalise_paths
+
+    if not isinstance(branch, str):
+        raise UsageError("branch must be a string (the name of the branch the work is on)")
+    if paths is not None and not isinstance(paths, list):
+        raise UsageError("paths must be a list of file paths")
+    return Signals(normalise_paths(paths or [], ctx.roots.project_dir), branch.strip()[:200])
+
+
+def _route(
+    ctx: ReadContext, query: str | None, limit: int | None, signals: Signals = NO_SIGNALS
+) -> tuple[list[Candidate], list[Candidate], list[str]]:
+    lookup = VisibleLookup(ctx.index, ctx.vis)
+    if query is None and not signals.empty:
+        query = ""  # a session start with signals routes on them alone
+    if query is None:
+        ranked = _startup_candidates(ctx)
+    else:
+        declared: set[int] = set()
+        mentioned: set[int] = set()
+        words: list[str] = []
+        if not signals.empty:  # the module is not imported for a load of words alone
+            from engram.core.read.signals import path_matches, signal_words
+
+            declared, mentioned = path_matches(ctx.index.conn, signals.paths)
+            words = signal_words(signals.paths, signals.branch)
+        ranked = rank(
+            ctx.index,
+            query,
+            ctx.vis,
+            usage=ctx.index.usage(),
+            signals=words,
+            pathed=mentioned,
+            declared=declared,
+        )
+    if query is None:
+        ranked = ranked[: limit or len(ranked)]
+        return ranked, [], []
+    return select_with_prerequisites(ranked, lookup, limit)
+
+
+def _int_arg(name: str, value: object, lo: int, hi: int) -> int:
+    """A per-call integer option, checked with a message naming it and its range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise UsageError(f"invalid {name} {value!r}: expected an integer from {lo} to {hi}")
+    return value
+
+
+def _check_limit(limit: int | None, config: Config) -> int:
+    return config.get("load.limit") if limit is None else _int_arg("limit", limit, 1, 32)
+
+
+def _check_budget(budget: int | None, config: Config) -> int:
+    if budget is None:
+        return config.get("load.budget_tokens")
+    return _int_arg("budget_tokens", budget, 1, 1_000_000)
+
+
+def _check_query(query: str | None) -> str | None:
+    if query is None:
+        return None
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("empty query: describe the task in a few words, or use --id ID")
+    if len(query) > 20_000:
+        raise UsageError(f"query of {len(query)} characters is too long: at most 20000")
+    check_text(query, "query", "a query")
+    return query.strip()
+
+
+def _signature(
+    mems: list[tuple[Memory, str, str]], variant: str, withheld: list[dict[str, str]] | None = None
+) -> str:
+    h = sha256(variant.encode())
+    for mem, tier, digest in mems:
+        h.update(f"|{mem.scope}:{mem.id}:{tier}:{digest}".encode())
+    for w in withheld or []:  # a newly withheld memory is announced again
+        h.update(f"|withheld:{w['scope']}:{w['id']}:{w['hash']}".encode())
+    return h.hexdigest()[:16]
+
+
+INSPECT_HINT = "a person can read the file and run `engram verify`"
+
+
+def _withheld_line(w: dict[str, str]) -> str:
+    """The one line that tells the agent and the person a memory was not shown, and why."""
+    return (
+        f"Withheld `{w['id']}` ({w['scope']}: {w['file']}): its {w['field']} reads like an "
+        f"instruction aimed at the agent ({w['reason']}), so it is not shown; {INSPECT_HINT}."
+    )
+
+
+def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) -> Memory | None:
+    """The memory as the agent may see it: None when withheld, secrets redacted otherwise.
+
+    Files on disk may come from anywhere (a clone, a hand edit), so every shown field is
+    checked; the verdict is stored with the indexed file, so each version is checked once.
+    """
+    mem = ctx.index.memory(row["rowid"])
+    found = decode_findings(ctx.index.unsafe(row["rowid"], mem))
+    where = f"{row['scope']}: {row['rel']}"
+    if found.unsafe:
+        field, _, why = found.unsafe.partition(": ")
+        entry = {
+            "id": row["id"],
+            "scope": row["scope"],
+            "file": row["rel"],
+            "hash": row["hash"] or "",
+            "field": field if why else "text",
+            "reason": why or found.unsafe,
+        }
+        withheld.append(entry)
+        root = ctx.roots.by_scope(row["scope"])
+        ctx.result.warn(
+            "memory.unsafe",
+            _withheld_line(entry),
+            str(root.path / row["rel"]) if root else row["rel"],
+        )
+        return None
+    if found.secrets:
+        ctx.result.warn(
+            "memory.secret_redacted",
+            f"{row['id']} ({where}) holds what looks like a secret or personal data "
+            f"({', '.join(found.secrets)}); "
+            "it was redacted before the agent saw it; remove it from the file",
+        )
+        return redacted_memory(mem)
+    return mem
+
+
+WITHHELD_TITLE = "(withheld: reads like an instruction aimed at the agent; see `engram verify`)"
+# Title-only verdicts per file hash, for listings of every card in a long-lived server.
+_TITLE_VERDICTS: dict[str, Findings] = {}
+
+
+def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> str:
+    """A title as the agent may see it. `cheap`: check only the title unless the file's
+    verdict is already stored (listing every card must not scan every body)."""
+    if cheap and row["flag"] is None:
+        key = f"{row['hash']}|{row['title']}"
+        found = _TITLE_VERDICTS.get(key)
+        if found is None:
+            found = _TITLE_VERDICTS[key] = title_findings(row["title"])
+    else:
+        found = decode_findings(ctx.index.unsafe(row["rowid"]))
+    if found.unsafe:
+        return WITHHELD_TITLE
+    if found.secrets:
+        from engram.core.safety import redact
+
+        return redact(row["title"]).text
+    return row["title"]
+
+
+def load_memories_for_task(
+    roots: Roots,
+    query: str | None,
+    *,
+    ids: list[str] | None = None,
+    budget_tokens: int | None = None,
+    disclosure: str = "auto",
+    full: bool = False,
+    explain: bool = False,
+    all_: bool = False,
+    dry_run: bool = False,
+    roles: list[str] | None = None,
+    limit: int | None = None,
+    objective: str | None = None,
+    count_usage: bool = True,
+    max_bodies: int | None = None,
+    thin_cards: bool = True,
+    paths: list[str] | None = None,
+    branch: str = "",
+) -> Result:
+    """Route `query` (or load `ids`) and render the pack in confidence tiers within `budget`.
+
+    `max_bodies` caps the confident bodies (the rest become cards: a hook's noise budget);
+    `thin_cards=False` drops the cards of a task with at most one meaningful word.
+    """
+    if disclosure not in DISCLOSURES:
+        raise UsageError(f"invalid disclosure {disclosure!r}: expected one of auto, cards, bodies")
+    if ids:
+        return _load_by_ids(
+            roots,
+            [validate_id(i) for i in ids],
+            full=full,
+            dry_run=dry_run,
+            count_usage=count_usage,
+        )
+    query = _check_query(query)
+    ctx = open_read_context(roots, roles)
+    limit = None if all_ else _check_limit(limit, ctx.config)
+    budget = _check_budget(budget_tokens, ctx.config)
+    variant = ctx.config.get("rule_variant")
+    signals = _signals(ctx, paths, branch)
+    selected, dropped, missing = _route(ctx, query, limit, signals)
+    if selected and not ctx.index.still_fresh([(c.row["scope"], c.row["rel"]) for c in selected]):
+        ctx.index.refresh(force_full=True)
+        selected, dropped, missing = _route(ctx, query, limit, signals)
+    if query is None and not signals.empty and not selected:
+        signals = NO_SIGNALS  # nothing the work touches is named: the generic startup pack
+        selected, dropped, missing = _route(ctx, query, limit)
+    routed = query is not None or not signals.empty
+    for dep in missing:
+        ctx.result.warn(
+            "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
+        )
+    task_type = classify_task(query) if query else "startup"
+    terms = query_terms(query) if query else []
+    graded: list[dict[str, Any]] = []
+    if routed:
+        grade(selected, terms if query is not None else ["", ""], dropped=dropped)
+        for c in selected:  # a working note of this session's objective is what it is about
+            mine = c.row["tier"] == "working" and c.row["objective"]
+            if objective and mine and _same_objective(objective, c.row["objective"]):
+                c.confidence, c.tier = 1.0, "body"
+        if explain:
+            graded = [_graded_entry(ctx, c, variant) for c in selected]
+        unsure = [c for c in selected if c.tier == "unsure"]
+        for c in unsure:
+            c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
+        dropped = unsure + dropped
+        thin = query is not None and len(terms) <= 1
+        if thin and not thin_cards:
+            selected = [c for c in selected if c.tier == "body"]
+        # confident memories first (in load order, prerequisites before dependents), then cards
+        selected = [c for c in selected if c.tier == "body"] + [
+            c for c in selected if c.tier == "card"
+        ]
+        if max_bodies is not None:
+            for c in [c for c in selected if c.tier == "body"][max_bodies:]:
+                c.tier = "card"
+                c.reason = c.reason or f"over the {max_bodies} bodies a prompt may inject"
+
+    withheld: list[dict[str, str]] = []
+    screened = [(c, _screen(ctx, c.row, withheld)) for c in selected]
+    selected = [c for c, m in screened if m is not None]
+    mems = [m for _c, m in screened if m is not None]
+    bodies: list[str | None] = []
+    for cand, mem in zip(selected, mems, strict=True):
+        other_objective = (
+            objective is not None
+            and mem.tier == "working"
+            and not _same_objective(objective, mem.objective)
+        )
+        card_only = cand.tier == "card" and disclosure == "auto"
+        bodies.append(
+            None
+            if other_objective or card_only
+            else render_full(mem)
+            if full
+            else render_compact(mem, variant)
+        )
+    confident = any(c.tier == "body" for c in selected)
+    header_query = f'"{query}"' if query else "session start"
+    if not signals.empty:
+        touched = f"{len(signals.paths)} touched file{'s' if len(signals.paths) != 1 else ''}"
+        header_query += " · " + (f"branch {signals.branch}, " if signals.branch else "") + touched
+    title = f"Engram memory for {header_query} · task type: {task_type}"
+    if selected and not confident:
+        title += " · no confident match: cards only, load one by its id if it applies"
+    tiers, pack_text = fit_pack(
+        title, [m.id for m in mems], bodies, [render_card(m) for m in mems], budget, disclosure
+    )
+    if not mems:
+        pack_text = f"No memory is a confident or plausible match for {header_query}" + (
+            f" (terms: {', '.join(terms)}); nothing loaded."
+            if terms
+            else " (no meaningful terms in the task); nothing loaded."
+        )
+    body_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t == "body"]
+    card_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "card"]
+    omitted_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "omitted"]
+    selected_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t != "omitted"]
+
+    _flag_modified(ctx, [c for c, t in zip(selected, tiers, strict=True) if t == "body"])
+    if count_usage and not dry_run and not explain:
+        ctx.index.count_usage(
+            [
+                (c.row["scope"], c.row["id"])
+                for c, t in zip(selected, tiers, strict=True)
+                if t == "body"
+            ]
+        )
+
+    text_parts: list[str] = []
+    if explain:
+        text_parts.append(_explain_text(query, task_type, selected, tiers, dropped))
+    elif dry_run:
+        text_parts.append(f"Dry run for {header_query} · task type: {task_type} (nothing counted)")
+        for m, t in zip(mems, tiers, strict=True):
+            text_parts.append(f"- {t}: {m.type} `{m.id}` — {m.title}")
+    else:
+        text_parts.append(pack_text)
+    if withheld:
+        text_parts.append("\n".join(_withheld_line(w) for w in withheld))
+    text = "\n\n".join(text_parts)
+    tokens = estimate_tokens(text)
+    digests = {c.row["id"]: c.row["hash"] for c in selected}
+    data: dict[str, Any] = {
+        "query": query,
+        "task_type": task_type,
+        "signals": {"paths": signals.paths, "branch": signals.branch},
+        "selected_keys": selected_keys,
+        "body_keys": body_keys,
+        "card_ids": card_ids,
+        "omitted_ids": omitted_ids,
+        "tokens": tokens,
+        "budget_tokens": budget,
+        "token_estimate": TOKEN_RULE,
+        "disclosure": disclosure,
+        "rule_variant": variant,
+        "roles": ctx.vis.roles,
+        "signature": _signature(
+            [(m, t, digests.get(m.id, "")) for m, t in zip(mems, tiers, strict=True)],
+            variant,
+            withheld,
+        ),
+        "withheld": [{k: v for k, v in w.items() if k != "hash"} for w in withheld],
+    }
+    if explain:
+        data["explain"] = _explain_data(query, selected, tiers, dropped)
+        data["explain"]["graded"] = graded
+        data["pack_tokens"] = estimate_tokens(pack_text)
+    ctx.result.text = text
+    ctx.result.data = data
+    return ctx.result
+
+
+def _flag_modified(ctx: ReadContext, cands: list[Candidate]) -> None:
+    for c in cands:
+        scope, rel = c.row["scope"], c.row["rel"]
+        if rel.startswith("working/"):
+            continue
+        expected = ctx.index.manifest_hash(scope, rel)
+        if expected is not None and expected != c.row["hash"]:
+            ctx.result.warn(
+                "memory.modified",
+                f"{c.row['id']} ({scope}) changed since it was recorded in hashes.json; review it and run `engram verify --accept {rel}`",
+            )
+
+
+def _evidence(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.row["id"],
+        "scope": c.row["scope"],
+        "score": c.score,
+        "parts": c.parts,
+        "matched_terms": c.matched,
+        "reason": c.reason,
+        "confidence": c.confidence,
+        "tier": c.tier,
+    }
+
+
+def _graded_entry(ctx: ReadContext, c: Candidate, variant: str) -> dict[str, Any]:
+    """One routed memory as the benchmark re-tiers it: confidence and what each tier costs."""
+    mem = ctx.index.memory(c.row["rowid"])
+    return {
+        "id": c.row["id"],
+        "confidence": c.confidence,
+        "features": list(c.features),
+        "pulled_by": c.pulled_by,
+        "body_tokens": estimate_tokens(render_compact(mem, variant)),
+        "card_tokens": estimate_tokens(render_card(mem)),
+    }
+
+
+def _explain_data(
+    query: str | None, selected: list[Candidate], tiers: list[str], dropped: list[Candidate]
+) -> dict[str, Any]:
+    return {
+        "terms": query_terms(query or ""),
+        "selected": [{**_evidence(c), "tier": t} for c, t in zip(selected, tiers, strict=True)],
+        "dropped": [_evidence(c) for c in dropped],
+    }
+
+
+def _explain_text(
+    query: str | None,
+    task_type: str,
+    selected: list[Candidate],
+    tiers: list[str],
+    dropped: list[Candidate],
+) -> str:
+    lines = [
+        f"Explain: {query!r} · task type: {task_type} · terms: {', '.join(query_terms(query or '')) or '(none)'}"
+    ]
+    for n, (c, t) in enumerate(zip(selected, tiers, strict=True), 1):
+        parts = ", ".join(f"{k}={v:g}" for k, v in c.parts.items() if v)
+        why = f" · {c.reason}" if c.reason else ""
+        matched = ", ".join(c.matched) or "-"
+        lines.append(
+            f"{n}. {c.row['id']} ({c.row['type']}, {c.row['scope']}) → {t} · confidence {c.confidence:.2f}"
+            f" · score {c.score:g} [{parts}] · matched: {matched}{why}"
+        )
+    for c in dropped:
+        lines.append(
+            f"- not loaded: {c.row['id']} · confidence {c.confidence:.2f} · score {c.score:g} · {c.reason}"
+        )
+    return "\n".join(lines)
+
+
+def _load_by_ids(
+    roots: Roots, ids: list[str], *, full: bool, dry_run: bool, count_usage: bool
+) -> Result:
+    ctx = open_read_context(roots)
+    variant = ctx.config.get("rule_variant")
+    texts: list[str] = []
+    found: list[sqlite3.Row] = []
+    withheld: list[dict[str, str]] = []
+    for mid in dict.fromkeys(ids):
+        rows = ctx.index.rows_by_id(mid)
+        if rows and not ctx.index.still_fresh([(rows[0]["scope"], rows[0]["rel"])]):
+            ctx.index.refresh(force_full=True)
+            rows = ctx.index.rows_by_id(mid)
+        if not rows:
+            archived = next((r for r in roots.all if (r.archive_dir / f"{mid}.md").is_file()), None)
+            if archived is not None:
+                raise NotFoundError(
+                    f"memory {mid!r} is archived ({archived.scope}: archive/{mid}.md); archived "
+                    "memories are kept for audit and never loaded"
+                )
+            raise NotFoundError(f"no memory with id {mid!r}; search by topic to find the id")
+        row = rows[0]
+        ok, why = ctx.vis.visible(row)
+        if not ok:
+            ctx.result.info(
+                "memory.not_routed",
+                f"{mid} is not routed automatically ({why}); returned because it was asked for by id",
+            )
+        mem = _screen(ctx, row, withheld)
+        if mem is None:
+            texts.append(_withheld_line(withheld[-1]) + "\n")
+            continue
+        texts.append(render_full(mem) if full else render_compact(mem, variant))
+        found.append(row)
+    cands = [Candidate(r) for r in found]
+    _flag_modified(ctx, cands)
+    if count_usage and not dry_run:
+        ctx.index.count_usage([(r["scope"], r["id"]) for r in found])
+    text = "\n".join(texts)
+    keys = [r["id"] for r in found]
+    ctx.result.text = text
+    ctx.result.data = {
+        "query": None,
+        "task_type": "lookup",
+        "selected_keys": keys,
+        "body_keys": keys,
+        "card_ids": [],
+        "omitted_ids": [],
+        "tokens": estimate_tokens(text),
+        "token_estimate": TOKEN_RULE,
+        "rule_variant": variant,
+        "signature": _signature(
+            [(ctx.index.memory(r["rowid"]), "body", r["hash"]) for r in found], variant, withheld
+        ),
+        "withheld": [{k: v for k, v in w.items() if k != "hash"} for w in withheld],
+    }
+    return ctx.result
+
+
+def _entry(ctx: ReadContext, c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.row["id"],
+        "type": c.row["type"],
+        "scope": c.row["scope"],
+        "score": c.score,
+        "title": _shown_title(ctx, c.row),
+        "tier": c.row["tier"] or "durable",
+        "reason": c.reason,
+    }
+
+
+def route_task(roots: Roots, query: str, *, roles: list[str] | None = None) -> Result:
+    query = _check_query(query) or ""
+    ctx = open_read_context(roots, roles)
+    selected, _dropped, missing = _route(ctx, query, ctx.config.get("load.limit"))
+    task_type = classify_task(query)
+    entries = [_entry(ctx, c) for c in selected]
+    lines = [f"Task type: {task_type}"]
+    if not entries:
+        lines.append("No memory routes to this task.")
+    for n, e in enumerate(entries, 1):
+        extra = f" · {e['reason']}" if e["reason"] else ""
+        lines.append(
+            f"{n}. {e['type']} `{e['id']}` ({e['scope']}) — {e['title']} · score {e['score']:g}{extra}"
+        )
+    for dep in missing:
+        ctx.result.warn(
+            "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
+        )
+    ctx.result.text = "\n".join(lines)
+    ctx.result.data = {"query": query, "task_type": task_type, "entries": entries}
+    return ctx.result
+
+
+def search_memories(
+    roots: Roots, query: str, *, limit: int = 10, roles: list[str] | None = None
+) -> Result:
+    query = _check_query(query) or ""
+    _int_arg("limit", limit, 1, 200)
+    ctx = open_read_context(roots, roles)
+    ranked = rank(ctx.index, query, ctx.vis, usage=ctx.index.usage(), weak_admits=True)[:limit]
+    entries = [_entry(ctx, c) for c in ranked]
+    lines = [f"{len(entries)} result(s) for {query!r}"]
+    for e in entries:
+        lines.append(
+            f"- {e['type']} `{e['id']}` ({e['scope']}) — {e['title']} · score {e['score']:g}"
+        )
+    ctx.result.text = "\n".join(lines)
+    ctx.result.data = {"query": query, "entries": entries}
+    return ctx.result
+
+
+def _visible_all(ctx: ReadContext) -> list[sqlite3.Row]:
+    seen: set[str] = set()
+    out = []
+    for row in ctx.index.all_rows():
+        if row["id"] in seen:
+            continue
+        seen.add(row["id"])
+        if ctx.vis.visible(row)[0]:
+            out.append(row)
+    return out
+
+
+def list_cards(roots: Roots) -> Result:
+    ctx = open_read_context(roots)
+    rows = _visible_all(ctx)
+    titles = [_shown_title(ctx, r, cheap=True) for r in rows]
+    cards = [
+        {"id": r["id"], "type": r["type"], "scope": r["scope"], "title": t}
+        for r, t in zip(rows, titles, strict=True)
+    ]
+    text = []
+    for r, t in zip(rows, titles, strict=True):
+        mem = ctx.index.memory(r["rowid"])
+        mem.title = t
+        text.append(render_card(mem))
+    ctx.result.text = "".join(text) or "No memories yet.\n"
+    ctx.result.data = {"cards": cards}
+    return ctx.result
+
+
+def most_used_memories(roots: Roots, limit: int) -> list[dict[str, Any]]:
+    ctx = open_read_context(roots)
+    usage = ctx.index.usage()
+    rows = [r for r in _visible_all(ctx) if usage.get((r["scope"], r["id"]), 0) > 0]
+    rows.sort(key=lambda r: (-usage[(r["scope"], r["id"])], r["id"]))
+    return [
+        {
+            "id": r["id"],
+            "type": r["type"],
+            "scope": r["scope"],
+            "title": _shown_title(ctx, r),
+            "uses": usage[(r["scope"], r["id"])],
+        }
+        for r in rows[:limit]
+    ]
+
+
+def rebuild(roots: Roots) -> Result:
+    roots.primary  # noqa: B018 - clear error when no root exists
+    idx = rebuild_index(roots)
+    n = idx.doc_count()
+    result = Result(
+        text=f"Rebuilt the search index: {n} memories indexed ({len(idx.parse_errors)} unreadable files)."
+    )
+    for (scope, rel), reason in sorted(idx.parse_errors.items()):
+        result.warn("memory.parse_error", f"skipped {rel} ({scope}): {reason}")
+    result.data = {
+        "indexed": n,
+        "unreadable": len(idx.parse_errors),
+        "path": str(idx.path) if idx.path else None,
+    }
+    return result
+
+
+def record_retrievals(roots: Roots, ids: list[str]) -> None:
+    """Count bodies a caller showed after a `count_usage=False` load (the hooks' compare-then-show)."""
+    index = open_index(roots, refresh=False)
+    keys = []
+    for mid in ids:
+        rows = index.rows_by_id(mid)
+        if rows:
+            keys.append((rows[0]["scope"], rows[0]["id"]))
+    index.count_usage(keys)

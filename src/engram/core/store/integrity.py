@@ -1,0 +1,281 @@
+"""`engram verify`: compare memory files with hashes.json, and accept reviewed changes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from engram.core.errors import UsageError
+from engram.core.results import Diagnostic, Result
+from engram.core.store.files import (
+    MANAGED_DIRS,
+    atomic_write,
+    current_hashes,
+    read_bytes,
+    read_manifest,
+    read_memory_file,
+    root_lock,
+    scan_files,
+    write_manifest,
+)
+from engram.core.store.memory import MemoryParseError
+from engram.core.store.roots import Root, Roots
+
+LAST_VERIFY_FILE = "last-verify.json"
+
+
+def check_root(root: Root) -> dict[str, Any]:
+    manifest = read_manifest(root)
+    current = current_hashes(root)
+    invalid = []
+    for fs in scan_files(root, MANAGED_DIRS):
+        try:
+            read_memory_file(root, fs.rel)
+        except (MemoryParseError, OSError) as exc:
+            code = getattr(exc, "code", "") if isinstance(exc, MemoryParseError) else ""
+            invalid.append({"path": fs.rel, "reason": str(exc), "code": code})
+    return {
+        "scope": root.scope,
+        "path": str(root.path),
+        "modified": sorted(r for r in current if r in manifest and manifest[r] != current[r]),
+        "missing": sorted(r for r in manifest if r not in current),
+        "unmanaged": sorted(r for r in current if r not in manifest),
+        "invalid": invalid,
+        "flagged": content_report(root),
+        "links": link_report(root),
+    }
+
+
+def link_report(root: Root) -> list[dict[str, str]]:
+    """Symbolic links in the root (never followed, never loaded), each with its stable code."""
+    from engram.core.store.files import link_findings
+
+    return [{"path": f.rel, "code": f.code, "reason": f.message} for f in link_findings(root)]
+
+
+FLAG_HINT = {
+    "memory.unsafe": "it is withheld from the agent until a person rewrites that text",
+    "memory.secret": "it is redacted before the agent sees it; remove it from the file",
+}
+
+
+def content_report(root: Root) -> list[dict[str, str]]:
+    """Loaded memories whose text is withheld (reads like an instruction) or holds secrets.
+
+    Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
+    with a stable code, as the read path treats it.
+    """
+    from engram.core.inputs import bad_names, memory_findings
+    from engram.core.store.files import MEMORY_DIRS
+
+    out: list[dict[str, str]] = [
+        {
+            "path": shown,
+            "code": "memory.bad_name",
+            "reason": f"is never loaded: its {problem}; rename it to printable UTF-8",
+        }
+        for shown, problem in bad_names(root, MEMORY_DIRS)
+    ]
+    for fs in scan_files(root, MEMORY_DIRS):
+        try:
+            mem, _ = read_memory_file(root, fs.rel)
+        except (MemoryParseError, OSError):
+            continue  # reported as invalid
+        found = memory_findings(mem)
+        if found.unsafe:
+            out.append(
+                {
+                    "path": fs.rel,
+                    "code": "memory.unsafe",
+                    "reason": f"{found.unsafe.replace(': ', ' reads like an instruction aimed at the agent: ', 1)}; "
+                    + FLAG_HINT["memory.unsafe"],
+                }
+            )
+        if found.secrets:
+            out.append(
+                {
+                    "path": fs.rel,
+                    "code": "memory.secret",
+                    "reason": "holds what looks like a secret or personal data "
+                    f"({', '.join(found.secrets)}); " + FLAG_HINT["memory.secret"],
+                }
+            )
+    return out
+
+
+def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
+    p = Path(raw)
+    candidates = [p if p.is_absolute() else Path.cwd() / p]
+    for cand in candidates:
+        cand = cand.resolve()
+        for root in roots.all:
+            try:
+                rel = cand.relative_to(root.path.resolve()).as_posix()
+            except ValueError:
+                continue
+            return root, rel
+    for root in roots.all:
+        rel = raw.strip("/")
+        if (root.path / rel).is_file() or rel in read_manifest(root):
+            return root, rel
+        for sub in MANAGED_DIRS:
+            if (root.path / sub / f"{raw}.md").is_file():
+                return root, f"{sub}/{raw}.md"
+    raise UsageError(
+        f"{raw}: not a memory file or id in any root (give a path like rules/x.md, a file path, or an id)"
+    )
+
+
+def _accept(roots: Roots, paths: list[str] | None) -> list[str]:
+    accepted: list[str] = []
+    if paths is None:
+        for root in roots.all:
+            with root_lock(root):
+                current = current_hashes(root)
+                old = read_manifest(root)
+                if current != old:
+                    write_manifest(root, current)
+                accepted += [
+                    f"{root.scope}:{r}"
+                    for r in sorted(set(current) | set(old))
+                    if current.get(r) != old.get(r)
+                ]
+        return accepted
+    targets = [_resolve_accept_path(roots, p) for p in paths]  # validate all before writing
+    for root in {t[0] for t in targets}:
+        with root_lock(root):
+            files = read_manifest(root)
+            current = current_hashes(root)
+            for troot, rel in targets:
+                if troot != root:
+                    continue
+                if rel in current:
+                    files[rel] = current[rel]
+                else:
+                    files.pop(rel, None)
+                accepted.append(f"{root.scope}:{rel}")
+            write_manifest(root, files)
+    return accepted
+
+
+def verify_roots(
+    roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
+) -> Result:
+    roots.primary  # noqa: B018 - clear error when no root exists
+    from engram.core.write.commit import recover_interrupted
+
+    repaired = recover_interrupted(roots)  # a commit killed half-way is finished first
+    accepted: list[str] = []
+    if accept_all or accept:
+        accepted = _accept(roots, None if accept_all else accept)
+    reports = [check_root(r) for r in roots.all]
+    problems = sum(
+        len(r["modified"])
+        + len(r["missing"])
+        + len(r["unmanaged"])
+        + len(r["invalid"])
+        + len(r["links"])
+        + len(r["flagged"])
+        for r in reports
+    )
+    lines: list[str] = []
+    finished = [r for r in repaired if r in ("workspace", "global")]  # else: what was set aside
+    if finished:
+        lines.append("Finished an interrupted commit in: " + ", ".join(finished))
+    lines.extend(r for r in repaired if r not in finished)
+    if accepted:
+        lines.append(f"Accepted {len(accepted)} file(s): " + ", ".join(accepted))
+    for r in reports:
+        head = f"{r['scope']} root {r['path']}:"
+        issues = []
+        for kind in ("modified", "missing", "unmanaged"):
+            for rel in r[kind]:
+                issues.append(f"  {kind}: {rel}")
+        for bad in r["invalid"]:
+            issues.append(f"  invalid: {bad['path']}: {bad['reason']}")
+        for bad in r["links"]:
+            issues.append(f"  {bad['code']}: {bad['reason']}")
+        for bad in r["flagged"]:
+            issues.append(f"  {bad['code']}: {bad['path']} {bad['reason']}")
+        lines.append(head + (" ok" if not issues else ""))
+        lines.extend(issues)
+    if problems:
+        lines.extend(_summary(reports, problems))
+    result = Result(text="\n".join(lines), ok=problems == 0)
+    result.data = {
+        "ok": problems == 0,
+        "problems": problems,
+        "accepted": accepted,
+        "roots": reports,
+    }
+    for r in reports:
+        for kind in ("modified", "missing", "unmanaged"):
+            for rel in r[kind]:
+                result.warn(f"manifest.{kind}", f"{r['scope']}: {rel} is {kind}", rel)
+        for bad in r["invalid"]:
+            result.diagnostics.append(
+                Diagnostic(
+                    "error",
+                    bad.get("code") or "memory.parse_error",
+                    f"{r['scope']}: {bad['path']}: {bad['reason']}",
+                    bad["path"],
+                )
+            )
+        for bad in r["flagged"]:
+            result.warn(bad["code"], f"{r['scope']}: {bad['path']} {bad['reason']}", bad["path"])
+        for bad in r["links"]:
+            result.warn(bad["code"], f"{r['scope']}: {bad['reason']}", bad["path"])
+    _remember(roots, result)
+    return result
+
+
+def _summary(reports: list[dict[str, Any]], problems: int) -> list[str]:
+    """What to do about the problems: a file that cannot be read is fixed by editing it
+    (recording its hash would not make it readable); the others are reviewed and accepted."""
+    invalid = sum(len(r["invalid"]) for r in reports)
+    if not invalid:
+        return [
+            f"{problems} problem(s). Review the files, then record them with "
+            "`engram verify --accept [PATH…]`."
+        ]
+    both = {(r["scope"], b["path"]) for r in reports for b in r["invalid"]}
+    others = problems - invalid
+    others -= sum(1 for r in reports for rel in r["unmanaged"] if (r["scope"], rel) in both)
+    out = [
+        f"{problems} problem(s). {invalid} file(s) cannot be read, for the reason on its "
+        "line: edit the file to fix it (a memory starts with a front matter between '---' "
+        "lines naming at least `id:` (a slug) and `type:` (rule, skill or knowledge); see "
+        '"What a memory looks like" in the README), or move it out of the memory folder; '
+        "then run `engram verify` again "
+        "(`--accept` only records hashes, it cannot make a file readable)."
+    ]
+    if others > 0:
+        out.append(
+            "Review the other files, then record them with `engram verify --accept [PATH…]`."
+        )
+    return out
+
+
+def _remember(roots: Roots, result: Result) -> None:
+    with contextlib.suppress(OSError):
+        atomic_write(
+            roots.primary.cache_dir / LAST_VERIFY_FILE,
+            json.dumps(
+                {
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "ok": result.ok,
+                    "problems": result.data["problems"],
+                }
+            ),
+            root=roots.primary,
+        )
+
+
+def last_verify(roots: Roots) -> dict[str, Any] | None:
+    try:
+        return json.loads(read_bytes(roots.primary, roots.primary.cache_dir / LAST_VERIFY_FILE))
+    except (OSError, ValueError):
+        return None

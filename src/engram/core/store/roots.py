@@ -1,0 +1,256 @@
+"""Finding and creating memory roots (workspace and global) and their fixed layout.
+
+Symbolic links and roots: a workspace root lives in a project the user may not have
+written (a clone, a teammate's branch), so `.agents` and `.agents/.engram` must be real
+folders; a repository that ships either as a link is refused with one clear line, never
+followed. The global root is the user's own choice: `ENGRAM_GLOBAL_DIR` or `global_path`
+may name a link, and it is used where it points. Below either root nothing is followed
+(see `engram.core.store.files`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from engram.core.errors import ContainmentError, EngramError, UsageError
+
+WORKSPACE_SUBDIR = Path(".agents") / ".engram"
+TYPE_DIRS = {"rule": "rules", "skill": "skills", "knowledge": "knowledge"}
+ARCHIVE_DIR = "archive"
+WORKING_DIR = "working"
+CACHE_DIR = "cache"
+MANIFEST_FILE = "hashes.json"
+CONFIG_FILE = "config.json"
+PENDING_FILE = "pending-approvals.json"
+IGNORE_FILE = ".engramignore"
+GITIGNORE_MARKER = "# Written by Engram"
+GITIGNORE_TEXT = f"""{GITIGNORE_MARKER}: private and derived files stay out of Git.
+{WORKING_DIR}/
+{PENDING_FILE}
+{CACHE_DIR}/
+*.tmp
+"""
+
+
+class Root(NamedTuple):
+    """One memory root directory; `scope` is "workspace" or "global"."""
+
+    path: Path
+    scope: str
+
+    def type_dir(self, mtype: str) -> Path:
+        return self.path / TYPE_DIRS[mtype]
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.path / ARCHIVE_DIR
+
+    @property
+    def working_dir(self) -> Path:
+        return self.path / WORKING_DIR
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.path / CACHE_DIR
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST_FILE
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def pending_path(self) -> Path:
+        return self.path / PENDING_FILE
+
+
+class Roots(NamedTuple):
+    """The roots visible from one place: workspace wins over global on the same id."""
+
+    project_dir: Path | None
+    workspace: Root | None
+    global_: Root | None
+
+    @property
+    def all(self) -> list[Root]:
+        return [r for r in (self.workspace, self.global_) if r is not None]
+
+    @property
+    def primary(self) -> Root:
+        """The root that owns derived data (index, usage, caches) for this view."""
+        root = self.workspace or self.global_
+        if root is None:
+            raise EngramError(
+                "no Engram memory root found; run `engram init` in your project "
+                "(or set ENGRAM_GLOBAL_DIR for a global root)",
+                code="root.missing",
+            )
+        return root
+
+    def by_scope(self, scope: str) -> Root | None:
+        return self.workspace if scope == "workspace" else self.global_
+
+
+def user_config_dir() -> Path:
+    """Per-user settings: $ENGRAM_HOME, else the platform's user config folder."""
+    env = os.environ.get("ENGRAM_HOME")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "engram"
+    if os.name == "nt":
+        return Path(os.environ.get("APPDATA", str(Path.home()))) / "engram"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".config") / "engram"
+
+
+def user_config_path() -> Path:
+    return user_config_dir() / CONFIG_FILE
+
+
+def read_json_object(path: Path, root: Root | None = None) -> dict:
+    """A JSON configuration file as a dict ({} when absent); a clear error when it is broken.
+
+    With `root`, the file is read without following a link (a workspace's config.json).
+    """
+    try:
+        if root is None:
+            text = path.read_text(encoding="utf-8-sig")
+        else:
+            from engram.core.store.files import read_bytes
+
+            text = read_bytes(root, path).decode("utf-8-sig")
+        data = json.loads(text)
+    except FileNotFoundError:
+        return {}
+    except ContainmentError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise EngramError(
+            f"configuration {path} is not valid JSON: {exc}", code="config.invalid"
+        ) from exc
+    if not isinstance(data, dict):
+        raise EngramError(f"configuration {path} must hold a JSON object", code="config.invalid")
+    return data
+
+
+def read_user_config() -> dict:
+    return read_json_object(user_config_path())
+
+
+def global_root_path() -> Path | None:
+    """$ENGRAM_GLOBAL_DIR wins; otherwise `global_path` from the user configuration."""
+    env = os.environ.get("ENGRAM_GLOBAL_DIR")
+    if env:
+        return Path(env).expanduser()
+    configured = read_user_config().get("global_path")
+    if isinstance(configured, str) and configured:
+        return Path(configured).expanduser()
+    return None
+
+
+def find_project_dir(start: Path) -> Path | None:
+    """Walk up from `start` (like git) to the folder holding `.agents/.engram`."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / WORKSPACE_SUBDIR
+        _refuse_linked_root(folder, must_exist=True)
+        if candidate.is_dir():
+            return folder
+        if candidate.exists():
+            raise UsageError(
+                f"memory root {candidate} is a file; it must be a folder (move it away, then run `engram init`)"
+            )
+    return None
+
+
+def _refuse_linked_root(project: Path, *, must_exist: bool) -> None:
+    """A workspace root reached through a link (`.agents` or `.agents/.engram`) is refused."""
+    for depth in (1, 2):
+        path = project.joinpath(*WORKSPACE_SUBDIR.parts[:depth])
+        if not path.is_symlink():
+            continue
+        if must_exist and depth == 1 and not (path / WORKSPACE_SUBDIR.parts[1]).exists():
+            return  # a linked `.agents` without a memory root in it is not a workspace
+        try:
+            target = f" (to {os.readlink(path)})"
+        except OSError:
+            target = ""
+        raise ContainmentError(
+            f"workspace memory root {project / WORKSPACE_SUBDIR}: {path} is a symbolic link{target}; "
+            "a project's memory root must be a real folder, so Engram does not follow it "
+            "(remove the link, then run `engram init`; a shared memory belongs in the global root)",
+            code="root.symlink",
+        )
+
+
+def find_init_dir(start: Path) -> Path:
+    """Where `engram init` creates a workspace: an existing one, the git top level, or `start`."""
+    start = start.resolve()
+    existing = find_project_dir(start)
+    if existing:
+        return existing
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def resolve_roots(start: Path | None = None) -> Roots:
+    """The roots seen from `start` (default: $ENGRAM_WORKSPACE or the current folder)."""
+    if start is None:
+        env = os.environ.get("ENGRAM_WORKSPACE")
+        start = Path(env) if env else Path.cwd()
+    project = find_project_dir(start)
+    workspace = Root(project / WORKSPACE_SUBDIR, "workspace") if project else None
+    gpath = global_root_path()
+    global_root = None
+    if gpath is not None:
+        if gpath.exists() and not gpath.is_dir():
+            raise UsageError(f"global root {gpath} is a file; it must be a folder")
+        if gpath.is_dir():  # a link the user made is used where it points
+            global_root = Root(gpath.resolve(), "global")
+    return Roots(project, workspace, global_root)
+
+
+def require_roots(start: Path | None = None) -> Roots:
+    """Like resolve_roots, but fails clearly when no root at all is visible."""
+    roots = resolve_roots(start)
+    roots.primary  # noqa: B018 - raises the clear "run engram init" error
+    return roots
+
+
+def create_layout(root_path: Path) -> list[str]:
+    """Create the fixed layout under `root_path`; never overwrites a file. Returns what was made.
+
+    Nothing is created through a link: a linked workspace root, layout folder or
+    `.gitignore` is refused (a global root may itself be a link the user made).
+    """
+    from engram.core.store.files import append_text, make_folders
+
+    if root_path.exists() and not root_path.is_dir():
+        raise UsageError(f"memory root {root_path} is a file; it must be a folder")
+    workspace = root_path.parts[-2:] == WORKSPACE_SUBDIR.parts
+    if workspace:
+        _refuse_linked_root(root_path.parent.parent, must_exist=False)
+        root_path.parent.parent.mkdir(parents=True, exist_ok=True)  # the project folder
+    made: list[str] = []
+    try:
+        if not workspace:
+            root_path.mkdir(parents=True, exist_ok=True)
+        made = make_folders(root_path, (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR))
+        gitignore = root_path / ".gitignore"
+        if not os.path.lexists(gitignore) or gitignore.is_symlink():
+            append_text(root_path, gitignore, GITIGNORE_TEXT)  # a link is refused here
+            made.append(".gitignore")
+    except PermissionError as exc:
+        raise EngramError(
+            f"cannot write to memory root {root_path}: permission denied", code="root.read_only"
+        ) from exc
+    return made

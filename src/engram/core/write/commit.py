@@ -1,0 +1,1328 @@
+"""The one write path: token commits, `save-session --force`, notes, promote, archive.
+
+Every write happens under the write lock of each root it touches (always taken in the
+same order). A commit first decides everything (which candidates are written, which
+are deferred and why), then makes its changes durable in this order:
+
+1. Check every change before anything is written: each text encodes as UTF-8, no
+   target or type folder is a symbolic link, the manifest parses. A commit refused
+   here changed nothing, and its approval token still works.
+2. Write the journal (`cache/commit-journal.json` of the primary root, atomically):
+   for every root, each file's content before and after, `hashes.json` included, and
+   the hash of the approval token being spent, signed with a key kept in the user's
+   Engram folder (a journal shipped by a cloned repository is never applied). This
+   rename is the commit point.
+3. For every other root: write its own journal (so that root can finish alone), apply
+   its files one atomic rename at a time, then remove its journal. Then the primary.
+4. Spend the token in `pending-approvals.json`, then remove the journal.
+
+A process killed before step 2 changed nothing and its token still works; killed
+after, the next write or `verify` (`recover_interrupted`) rolls the journal forward
+and then spends the token, so the memory is written exactly once; a re-run of
+`engram commit` with that token reports the finished commit. Each step only moves a
+file from its recorded "before" to its "after" content, so finishing twice is
+harmless and nothing a person changed in the meantime is overwritten: a journal
+that cannot be finished (a file changed by hand, a link, a read-only folder, a full
+disk) is rolled back as far as it safely can, set aside in `cache/` with a message,
+and never blocks the next write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engram.core.errors import EngramError, NotFoundError, UsageError
+from engram.core.results import Result
+from engram.core.store.memory import Memory, render_memory, today_iso
+from engram.core.store.roots import (
+    ARCHIVE_DIR,
+    CACHE_DIR,
+    MANIFEST_FILE,
+    PENDING_FILE,
+    TYPE_DIRS,
+    WORKING_DIR,
+    Root,
+    Roots,
+)
+from engram.core.write.approvals import (
+    _redaction_notes,
+    judge_all,
+    locked,
+    prepare_candidates,
+    take_proposal,
+)
+from engram.core.write.candidates import Candidate, parse_candidates
+
+JOURNAL_FILE = "commit-journal.json"
+JOURNAL_VERSION = 2
+SET_ASIDE_PREFIX = "commit-journal.failed-"
+JOURNAL_KEY_FILE = "journal.key"  # in the user's Engram folder, never in a memory root
+MANAGED_PREFIXES = tuple(f"{d}/" for d in (*TYPE_DIRS.values(), ARCHIVE_DIR))
+WRITABLE_DIRS = (*TYPE_DIRS.values(), ARCHIVE_DIR, WORKING_DIR)
+
+FileChanges = dict[str, str | None]  # rel path -> new text (None removes the file)
+
+
+# ---------------------------------------------------------------- journal (crash safety)
+
+
+class _Conflict(Exception):
+    """A file is neither in its recorded "before" nor "after" state."""
+
+
+@dataclass
+class Recovery:
+    """What finishing (or setting aside) an interrupted commit did, for the person."""
+
+    scope: str
+    finished: bool
+    token_key: str | None = None
+    outcome: dict[str, Any] | None = None
+    message: str = ""
+
+
+def _journal_path(root: Root) -> Path:
+    return root.cache_dir / JOURNAL_FILE
+
+
+def _rel_path(rel: str) -> Path:
+    p = PurePosixPath(rel)
+    if rel == MANIFEST_FILE:
+        return Path(rel)
+    if p.is_absolute() or ".." in p.parts or len(p.parts) != 2 or p.parts[0] not in WRITABLE_DIRS:
+        raise EngramError(f"refusing to write outside the memory layout: {rel}", code="safety.path")
+    return Path(*p.parts)
+
+
+def _target(root: Root, rel: str) -> Path:
+    """The path of `rel` in `root` (only the memory layout's own files)."""
+    return root.path / _rel_path(rel)
+
+
+def _current(root: Root, rel: str) -> bytes | None:
+    """The bytes of `rel` now (None if absent), reached without following a link."""
+    from engram.core.store import files as store
+
+    try:
+        return store.read_bytes(root, _target(root, rel))
+    except FileNotFoundError:
+        return None
+
+
+def _put(root: Root, rel: str, data: bytes | None) -> None:
+    """Write or remove `rel`, reached without following a link (never what one points to)."""
+    from engram.core.store import files as store
+
+    path = _target(root, rel)
+    if data is None:
+        store.remove_file(root, path)
+        return
+    store.atomic_write(path, data, root=root)
+
+
+def _enc(data: bytes | None) -> str | None:
+    # surrogateescape keeps any bytes (a hand-written file need not be UTF-8) exactly.
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def _dec(text: Any) -> bytes | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise ValueError("a journal file state is not text")
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _manifest_text(files: dict[str, str]) -> str:
+    payload = {"schema_version": 1, "algorithm": "sha256", "files": dict(sorted(files.items()))}
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def _root_plan(root: Root, changes: FileChanges) -> dict[str, dict[str, str | None]]:
+    """Before/after of every file one root's commit touches, hashes.json included.
+
+    Everything that could refuse the commit is checked here, before the journal exists.
+    """
+    from engram.core.store.files import file_hash
+
+    files: dict[str, dict[str, str | None]] = {}
+    digests: dict[str, str | None] = {}
+    for rel, text in changes.items():
+        if rel == MANIFEST_FILE:
+            raise EngramError("refusing to write hashes.json directly", code="safety.path")
+        if text is None:
+            after = None
+        else:
+            try:
+                after = text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise EngramError(
+                    f"{root.scope}:{rel}: the text holds a character that is not valid Unicode "
+                    f"(position {exc.start})",
+                    code="input.encoding",
+                ) from exc
+        before = _current(root, rel)
+        if rel.startswith(MANAGED_PREFIXES):
+            digests[rel] = None if after is None else file_hash(after)
+        if before != after:
+            files[rel] = {"before": _enc(before), "after": _enc(after)}
+    if digests:
+        raw = _current(root, MANIFEST_FILE)
+        try:
+            data = json.loads(raw.decode("utf-8")) if raw is not None else {}
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise EngramError(
+                f"{root.path / MANIFEST_FILE} is not valid JSON ({exc}); fix it or run "
+                "`engram verify --accept`, then commit again",
+                code="manifest.invalid",
+            ) from exc
+        known = data.get("files", {}) if isinstance(data, dict) else {}
+        manifest = {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
+        for rel, digest in digests.items():
+            if digest is None:
+                manifest.pop(rel, None)
+            else:
+                manifest[rel] = digest
+        after_m = _manifest_text(manifest).encode("utf-8")
+        if after_m != raw:
+            files[MANIFEST_FILE] = {"before": _enc(raw), "after": _enc(after_m)}
+    return files
+
+
+def _journal_key() -> bytes | None:
+    """The per-user key that signs journals (created on first use; None if it cannot be).
+
+    A journal tells recovery to write files, and a cloned repository controls everything
+    under its `.agents/.engram/`, `cache/` included: only a journal signed with this key,
+    which lives in the user's Engram folder, is ever rolled forward or back.
+    """
+    import secrets
+
+    from engram.core.store.roots import user_config_dir
+
+    path = user_config_dir() / JOURNAL_KEY_FILE
+    for _ in range(2):
+        try:
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            return key if len(key) == 32 else None
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            return None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another process made it first: read that one
+        except OSError:
+            return None
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+    return None
+
+
+def _journal_mac(key: bytes, doc: dict[str, Any]) -> str:
+    import hashlib
+    import hmac
+
+    body = {k: v for k, v in doc.items() if k != "mac"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hmac.new(key, canonical.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def _write_journal(root: Root, doc: dict[str, Any]) -> None:
+    from engram.core.store import files as store
+
+    key = _journal_key()
+    signed = {**doc, "mac": _journal_mac(key, doc)} if key else doc
+    store.atomic_write(_journal_path(root), json.dumps(signed, sort_keys=True), root=root)
+
+
+class _Unsigned(ValueError):
+    """A journal without a valid signature of this user: never applied, only set aside."""
+
+
+def _remove_journal(root: Root) -> None:
+    from engram.core.store import files as store
+
+    store.remove_file(root, _journal_path(root))  # a linked cache/ is refused, not followed
+
+
+def _ordered(files: dict[str, Any], backward: bool = False) -> list[str]:
+    """Writes first, removals next, the manifest last (reversed to roll back)."""
+    order = sorted(
+        files,
+        key=lambda rel: (rel == MANIFEST_FILE, files[rel].get("after") is None, rel),
+    )
+    return order[::-1] if backward else order
+
+
+def _doc_roots(doc: dict[str, Any]) -> list[tuple[Root, dict[str, Any]]]:
+    out = []
+    for entry in doc.get("roots") or []:
+        files = entry["files"]
+        if not isinstance(files, dict):
+            raise ValueError("journal files are not a mapping")
+        out.append((Root(Path(entry["path"]), str(entry["scope"])), files))
+    return out
+
+
+def _check_states(root: Root, files: dict[str, Any]) -> None:
+    for rel in files:
+        cur = _current(root, rel)
+        if cur not in (_dec(files[rel].get("before")), _dec(files[rel].get("after"))):
+            raise _Conflict(f"{root.scope}:{rel} was changed since the commit began")
+
+
+def _forward(root: Root, files: dict[str, Any]) -> None:
+    for rel in _ordered(files):
+        before, after = _dec(files[rel].get("before")), _dec(files[rel].get("after"))
+        cur = _current(root, rel)
+        if cur == after:
+            continue
+        if cur != before:
+            raise _Conflict(f"{root.scope}:{rel} was changed since the commit began")
+        _put(root, rel, after)
+
+
+def _roll_forward(home: Root, doc: dict[str, Any]) -> None:
+    """Steps 3 and 4: bring every file to its "after" state, then spend the token."""
+    from engram.core.write.approvals import spend_token
+
+    parts = _doc_roots(doc)
+    for root, files in parts:  # all or nothing: refuse before touching a single file
+        _check_states(root, files)
+    for root, files in parts:
+        if root.path == home.path or not files:
+            continue
+        _write_journal(root, {"version": JOURNAL_VERSION, "token": None,
+                              "roots": [{"path": str(root.path), "scope": root.scope,
+                                         "files": files}]})  # fmt: skip
+        _forward(root, files)
+        _remove_journal(root)
+    for root, files in parts:
+        if root.path == home.path:
+            _forward(root, files)
+    token = doc.get("token")
+    if isinstance(token, dict):
+        spend_token(home, str(token["key"]), int(token["expires_at"]))
+    _remove_journal(home)
+
+
+def _roll_back(home: Root, doc: dict[str, Any]) -> list[str]:
+    """Bring every file that is in its "after" state back; returns the files left as they are."""
+    left: list[str] = []
+    for root, files in reversed(_doc_roots(doc)):
+        for rel in _ordered(files, backward=True):
+            before, after = _dec(files[rel].get("before")), _dec(files[rel].get("after"))
+            try:
+                cur = _current(root, rel)
+                if cur == before:
+                    continue
+                if cur != after:
+                    left.append(f"{root.scope}:{rel}")
+                    continue
+                _put(root, rel, before)
+            except (OSError, EngramError):
+                left.append(f"{root.scope}:{rel}")
+        if root.path != home.path:
+            with contextlib.suppress(OSError):
+                _remove_journal(root)
+    return left
+
+
+def _set_aside(root: Root) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    aside = root.cache_dir / f"{SET_ASIDE_PREFIX}{stamp}.json"
+    try:
+        os.replace(_journal_path(root), aside)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(_journal_path(root))
+        return "(it could not be kept)"
+    return f"cache/{aside.name}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+    return str(exc)
+
+
+def apply_journaled(
+    home: Root,
+    changes: dict[Root, FileChanges] | FileChanges,
+    *,
+    token: tuple[str, int] | None = None,
+    outcome: dict[str, Any] | None = None,
+) -> None:
+    """Steps 1–4 of the module docstring. Call under the lock of every root involved.
+
+    `changes` maps roots to their file changes (a plain mapping means `home`'s own);
+    `token` is (token hash, expiry) of the approval being spent. On failure the commit
+    is undone and the error says so: the files are as before and the token still works.
+    """
+    by_root = changes if all(isinstance(k, Root) for k in changes) else {home: changes}
+    spent = "; the approval token still works" if token else ""
+    try:
+        parts = [
+            {"path": str(r.path), "scope": r.scope, "files": _root_plan(r, c)}
+            for r, c in by_root.items()  # type: ignore[union-attr]
+            if c
+        ]
+    except OSError as exc:
+        raise EngramError(
+            f"the commit cannot be written ({_why(exc)}); nothing was changed{spent}",
+            code="commit.failed",
+        ) from exc
+    except EngramError as exc:
+        exc.message = f"{exc.message}; nothing was changed{spent}"
+        exc.args = (exc.message,)
+        raise
+    parts = [p for p in parts if p["files"]]
+    if not parts and token is None:
+        return
+    doc = {"version": JOURNAL_VERSION, "home": str(home.path), "roots": parts,
+           "token": {"key": token[0], "expires_at": int(token[1])} if token else None,
+           "outcome": outcome}  # fmt: skip
+    try:
+        _write_journal(home, doc)
+    except OSError as exc:
+        _remove_journal(home)
+        raise EngramError(
+            f"the commit could not be started ({_why(exc)}); nothing was changed{spent}",
+            code="commit.failed",
+        ) from exc
+    try:
+        _roll_forward(home, doc)
+    except (OSError, EngramError, _Conflict) as exc:
+        left = _roll_back(home, doc)
+        if left:
+            raise EngramError(
+                f"the commit failed ({_why(exc)}) and could not be fully undone "
+                f"({', '.join(left)}); the next Engram command finishes or sets it aside",
+                code="commit.interrupted",
+            ) from exc
+        _remove_journal(home)
+        raise EngramError(
+            f"the commit failed ({_why(exc)}); nothing was changed{spent}", code="commit.failed"
+        ) from exc
+
+
+def _read_journal(root: Root) -> dict[str, Any] | None:
+    from engram.core.store import files as store
+
+    try:
+        raw = store.read_bytes(root, _journal_path(root))  # never through a link
+    except FileNotFoundError:
+        return None
+    import hmac
+
+    doc = json.loads(raw.decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError("the journal is not an object")
+    key = _journal_key()
+    mac = doc.get("mac")
+    if (
+        key is None
+        or not isinstance(mac, str)
+        or not hmac.compare_digest(mac, _journal_mac(key, doc))
+    ):
+        raise _Unsigned(
+            "it carries no valid signature of this user, so Engram did not write it here "
+            "(a cloned repository can ship one); it was not applied"
+        )
+    if doc.get("version") != JOURNAL_VERSION:
+        raise ValueError(f"journal version {doc.get('version')!r} is not {JOURNAL_VERSION}")
+    return doc
+
+
+def recover_root(root: Root, allowed: list[Root] | None = None) -> Recovery | None:
+    """Finish (or undo and set aside) an interrupted commit of `root`. Call under lock.
+
+    `allowed` are the roots whose locks the caller holds; a journal that names another
+    root is not finished here.
+    """
+    try:
+        doc = _read_journal(root)
+    except (OSError, ValueError, UnicodeDecodeError, EngramError) as exc:
+        aside = _set_aside(root)
+        return Recovery(
+            root.scope, False,
+            message=f"{root.scope}: an interrupted commit's journal could not be read ({exc}); "
+            f"it was set aside as {aside} and nothing was changed",
+        )  # fmt: skip
+    if doc is None:
+        return None
+    token = doc.get("token") if isinstance(doc.get("token"), dict) else None
+    key = str(token["key"]) if token else None
+    try:
+        held = {str(r.path) for r in (allowed or [root])}
+        foreign = [r.path for r, _ in _doc_roots(doc) if str(r.path) not in held]
+        if foreign:
+            raise _Conflict(f"it also writes to {foreign[0]}, which is not a root here")
+        _roll_forward(root, doc)
+    except (OSError, EngramError, _Conflict, KeyError, TypeError, ValueError) as exc:
+        try:
+            left = _roll_back(root, doc)
+        except (KeyError, TypeError, ValueError):
+            left = ["(the journal is malformed)"]
+        aside = _set_aside(root)
+        undone = (
+            "it was undone" if not left else f"it was undone except {', '.join(left)} (left as is)"
+        )
+        tail = "; its approval token still works" if key else ""
+        return Recovery(
+            root.scope, False, key,
+            message=f"{root.scope}: an interrupted commit could not be finished ({_why(exc)}); "
+            f"{undone}, and its journal was set aside as {aside}{tail}",
+        )  # fmt: skip
+    outcome = doc.get("outcome") if isinstance(doc.get("outcome"), dict) else None
+    return Recovery(root.scope, True, key, outcome, f"{root.scope}: finished an interrupted commit")
+
+
+_TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
+_LOCKED_NAMES = {"": (MANIFEST_FILE, PENDING_FILE), CACHE_DIR: (JOURNAL_FILE,)}
+
+
+def _stale_temps(root: Root) -> list[Path]:
+    """Temp files of names only ever written under the write lock.
+
+    Memory files, hashes.json, pending-approvals.json and the journal are written under
+    that lock, so while the caller holds it such a temp file's owner was killed inside
+    `atomic_write`.
+    """
+    out: list[Path] = []
+    for sub in ("", CACHE_DIR, *WRITABLE_DIRS):
+        folder = root.path / sub if sub else root.path
+        try:
+            names = [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+        except OSError:
+            continue
+        for name in names:
+            m = _TEMP_RE.match(name)
+            target = m.group("name") if m else ""
+            if target and (
+                target in _LOCKED_NAMES.get(sub, ())
+                or (sub in WRITABLE_DIRS and target.endswith(".md"))
+            ):
+                out.append(folder / name)
+    return out
+
+
+def _sweep_temps(root: Root) -> None:
+    """Remove what a killed write left behind. Call under the root's lock."""
+    from engram.core.store.files import remove_file
+
+    for path in _stale_temps(root):
+        with contextlib.suppress(OSError):
+            remove_file(root, path)  # never in a linked folder
+
+
+def recover_all(roots: Roots, held: list[Root] | None = None) -> list[Recovery]:
+    """Recover every root of `roots` whose journal exists (the caller holds the locks)."""
+    out = []
+    for root in roots.all:
+        _sweep_temps(root)
+        rec = recover_root(root, held or roots.all)
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def recover_interrupted(roots: Roots) -> list[str]:
+    """Finish any commit a killed process left half-applied; returns what was done, per root.
+
+    With nothing to finish no lock is taken, so `verify` still works on a read-only root.
+    """
+    if not any(_journal_path(r).exists() or _stale_temps(r) for r in roots.all):
+        return []
+    with locked(roots.all):
+        return [rec.scope if rec.finished else rec.message for rec in recover_all(roots)]
+
+
+def _recovery_notes(result: Result, recoveries: list[Recovery]) -> None:
+    for rec in recoveries:
+        if rec.finished:
+            result.info("commit.recovered", rec.message)
+        else:
+            result.warn("commit.set_aside", rec.message)
+
+
+# ---------------------------------------------------------------- building memories
+
+
+def _bullets(text: str) -> str:
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'])", text) if s.strip()]
+    return "\n".join(f"- {s}" for s in sentences)
+
+
+def content_of(text: str) -> str:
+    """The `## Content` bullets a memory made from `text` gets (previews diff against it)."""
+    return _bullets(text)
+
+
+def rule_variants(text: str) -> dict[str, str]:
+    """Light / Balanced / Strict wordings of a rule; deterministic, Balanced is the text."""
+    balanced = text.strip()
+    if not balanced.endswith((".", "!", "?")):
+        balanced += "."
+    lowered = balanced[:1].lower() + balanced[1:] if not balanced[:2].isupper() else balanced
+    light = re.sub(r"^(?:always|you must|must)\s+", "", lowered, flags=re.IGNORECASE)
+    light = f"Where practical, {light}"
+    strict = f"{balanced} No exceptions unless the human explicitly approves one."
+    return {"light": light, "balanced": balanced, "strict": strict}
+
+
+def _tags(text: str) -> list[str]:
+    from engram.core.write.candidates import STOPWORDS, words
+
+    text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not a topic
+    out: list[str] = []
+    for w in words(text):
+        w = w.replace("'", "")
+        if len(w) >= 3 and w not in STOPWORDS and not w.isdigit() and w not in out:
+            out.append(w)
+        if len(out) == 4:
+            break
+    return out
+
+
+def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Memory:
+    today = today_iso()
+    imported = entry.get("import") or {}  # `engram import`: heading tags, paths, source lines
+    m = Memory(
+        id=entry["id"],
+        type=entry["type"],
+        title=entry["title"],
+        scope=root.scope,
+        # an import brings tags from the file's headings and named tools: those alone
+        tags=list(dict.fromkeys(imported.get("tags") or _tags(entry["text"])))[:6],
+        role=list(payload.get("roles", [])),
+        depends_on=list(entry.get("depends_on", [])),
+        level=entry.get("level", ""),
+        source=payload.get("source", "manual"),
+        revision=1,
+        created=today,
+        updated=today,
+        valid_from=today,
+        last_confirmed=today,
+        content=_bullets(entry["text"]),
+        origin=entry.get("context", ""),
+        extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
+    )
+    if entry["type"] == "rule":
+        m.variants = rule_variants(entry["text"])
+    return m
+
+
+def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) -> Memory:
+    today = today_iso()
+    before = " ".join(re.sub(r"^\s*[-*]\s+", "", ln) for ln in old.content.splitlines())
+    if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
+        old.tags = _tags(entry["text"])
+    old.title = entry["title"]
+    old.content = _bullets(entry["text"])
+    if entry.get("context"):
+        old.origin = entry["context"]
+    if entry.get("depends_on"):
+        old.depends_on = list(entry["depends_on"])
+    if entry.get("level"):
+        old.level = entry["level"]
+    if payload.get("roles"):
+        old.role = list(payload["roles"])
+    if old.type == "rule":
+        old.variants = rule_variants(entry["text"])
+    old.revision += 1
+    old.updated = today
+    old.last_confirmed = today
+    old.created = old.created or today
+    return old
+
+
+# ---------------------------------------------------------------- the commit
+
+
+@dataclass
+class Outcome:
+    written: list[dict[str, Any]] = field(default_factory=list)
+    deferred: list[dict[str, Any]] = field(default_factory=list)
+    archived: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    redacted: list[tuple[int, list[str]]] = field(default_factory=list)
+    changes: dict[str, dict[str, str | None]] = field(
+        default_factory=dict
+    )  # root path -> rel -> text
+
+
+def _defer(out: Outcome, e: dict[str, Any], reason: str, guidance_id: str | None = None) -> None:
+    gid = guidance_id or e["id"]
+    guidance = f"engram load --id {gid}"
+    out.deferred.append(
+        {"number": e["number"], "id": e["id"], "reason": reason, "guidance": guidance}
+    )
+
+
+def _read(root: Root, rel: str) -> Memory | None:
+    from engram.core.store.files import read_memory_file
+    from engram.core.store.memory import MemoryParseError
+
+    try:
+        mem, _ = read_memory_file(root, rel)
+    except (MemoryParseError, OSError):
+        return None
+    return mem
+
+
+def _durable_rel(root: Root, mid: str) -> str | None:
+    for sub in TYPE_DIRS.values():
+        if (root.path / sub / f"{mid}.md").is_file():
+            return f"{sub}/{mid}.md"
+    return None
+
+
+def _archive_rel(root: Root, mid: str, pending: dict[str, str | None]) -> str:
+    rel = f"{ARCHIVE_DIR}/{mid}.md"
+    n = 2
+    while os.path.lexists(root.path / rel) or rel in pending:
+        rel = f"{ARCHIVE_DIR}/{mid}-{n}.md"
+        n += 1
+    return rel
+
+
+def _revision_rel(root: Root, mid: str, revision: int, pending: dict[str, str | None]) -> str:
+    """`archive/<id>.r<N>.md`: where revision N of a memory is kept when an update replaces it.
+
+    A dot cannot occur in an id, so these names never collide with a memory's own file.
+    """
+    rel = f"{ARCHIVE_DIR}/{mid}.r{revision}.md"
+    n = 2
+    while os.path.lexists(root.path / rel) or rel in pending:
+        rel = f"{ARCHIVE_DIR}/{mid}.r{revision}-{n}.md"
+        n += 1
+    return rel
+
+
+def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
+    """Scan the frozen candidate again (a pending file can be written by anyone with a shell).
+
+    Returns (reason to refuse or "", kinds redacted); secrets are redacted in place.
+    """
+    from engram.core.safety import check_id, find_injection, redact
+
+    if e.get("type") not in TYPE_DIRS:
+        return f"type {e.get('type')!r} is not rule, skill or knowledge", []
+    try:
+        check_id(str(e.get("id", "")), "memory id")
+    except EngramError as exc:
+        return str(exc), []
+    fields = [("text", "TEXT"), ("context", "CONTEXT"), ("level", "LEVEL"), ("title", "TITLE")]
+    kinds: list[str] = []
+    holders: list[tuple[dict[str, Any], str, str]] = [(e, k, label) for k, label in fields]
+    if isinstance(e.get("note"), dict):
+        holders.append((e["note"], "objective", "OBJECTIVE"))
+    for holder, key, label in holders:
+        value = holder.get(key) or ""
+        if not isinstance(value, str):
+            return f"{label} is not text", []
+        red = redact(value)
+        for text in (value, red.text):
+            hit = find_injection(text)
+            if hit is not None:
+                return f"{label} refused when scanned again: {hit.kind}", []
+        if red.changed:
+            holder[key] = red.text
+            kinds += red.kinds
+    return "", kinds
+
+
+def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
+    """Why an UPDATE/SUPERSEDE target no longer is the file the human approved replacing."""
+    from engram.core.store.files import file_hash
+
+    if "replaces" not in e:  # proposed before targets were frozen
+        return ""
+    frozen = {t.get("scope"): t for t in e.get("replaces") or [] if isinstance(t, dict)}
+    target = e["verdict"]["target"]
+    for root in roots:
+        rel = _durable_rel(root, target)
+        was = frozen.get(root.scope)
+        if rel is None:
+            continue
+        if was is None:
+            return (
+                f"{root.scope}:{rel} appeared after the proposal; it was left exactly as it is. "
+                "Review it, then propose again"
+            )
+        try:
+            raw = _current(root, rel)
+        except EngramError as exc:
+            return str(exc)
+        if rel != was.get("file") or raw is None or file_hash(raw) != was.get("hash"):
+            return (
+                f"{root.scope}:{rel} changed after the proposal (edited by hand or by a git "
+                "pull); it was left exactly as it is. Review it, then propose again"
+            )
+    return ""
+
+
+def _plan(
+    roots: Roots,
+    payload: dict[str, Any],
+    numbers: list[int],
+    scopes: list[str],
+    *,
+    forced: bool = False,
+    keep: frozenset[int] = frozenset(),
+) -> Outcome:
+    """Decide every change of a commit against the current state. Call under lock.
+
+    `forced` (save-session --force): an UPDATE or SUPERSEDE that is not certainly
+    about the same fact is deferred, never applied without a person's review.
+    `keep`: possible duplicates a person at the terminal chose to keep as new memories
+    (see `commit_keeping`); every other check still applies to them.
+    """
+    import copy
+
+    out = Outcome()
+    entries = [copy.deepcopy(e) for e in payload["candidates"] if e["number"] in numbers]
+    target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
+    scanned: list[dict[str, Any]] = []
+    for e in entries:
+        reason, kinds = _rescan(e)
+        if reason:
+            _defer(out, e, reason)
+            continue
+        if kinds:
+            out.redacted.append((e["number"], kinds))
+        scanned.append(e)
+    entries = scanned
+
+    # Recompute verdicts on the memory as it is now (the proposal froze the old ones).
+    cands = [Candidate.from_dict(e) for e in entries]
+    fresh = {e["number"]: e for e in judge_all(roots, cands, scopes, strict=False) if cands}
+    visible = {m.id for r in roots.all for m in _durables(r)}
+
+    writable: list[dict[str, Any]] = []
+    for e in entries:
+        frozen = e["verdict"]
+        now = fresh.get(e["number"], {}).get("verdict", {})
+        own = (e.get("promote_from") or {}).get("id")
+        taken = any(
+            (r.path / sub / f"{e['id']}.md").exists()
+            for r in target_roots
+            for sub in (*TYPE_DIRS.values(), WORKING_DIR)
+            if not (sub == WORKING_DIR and e["id"] == own)
+        )
+        if e.get("note"):
+            if taken:
+                _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
+            else:
+                writable.append(e)
+        elif frozen["kind"] == "NOOP":
+            _defer(out, e, f"duplicate of {frozen['target']}", frozen["target"])
+        elif _possible_duplicate(e) and e["number"] not in keep:
+            target = e["deferred_reason"].split()[3].rstrip(";")
+            _defer(out, e, e["deferred_reason"], target)
+        elif now.get("kind") == "NOOP" and frozen["kind"] != "UPDATE":
+            _defer(
+                out, e, f"duplicate of {now['target']} (written since the proposal)", now["target"]
+            )
+        elif forced and frozen["kind"] in ("UPDATE", "SUPERSEDE") and not e.get("certain", False):
+            t = frozen["target"]
+            _defer(
+                out, e,
+                f"--force does not replace {t}: the candidate may be a different fact. Propose "
+                f"it without --force and approve it, or name the target with `UPDATE: {t}`",
+                t,
+            )  # fmt: skip
+        elif frozen["kind"] in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
+            _defer(out, e, _changed_target(target_roots, e), frozen["target"])
+        elif frozen["kind"] == "SUPERSEDE" and (
+            now.get("kind") != "SUPERSEDE" or now.get("target") != frozen["target"]
+        ):
+            _defer(
+                out, e,
+                f"SUPERSEDE {frozen['target']} no longer matches the memory (recomputed: "
+                f"{fresh.get(e['number'], {}).get('verdict_line', 'ADD')}); propose again",
+                frozen["target"],
+            )  # fmt: skip
+        elif frozen["kind"] == "UPDATE" and not any(
+            _durable_rel(r, frozen["target"]) for r in target_roots
+        ):
+            _defer(out, e, f"UPDATE target {frozen['target']} no longer exists", frozen["target"])
+        elif frozen["kind"] in ("ADD", "SUPERSEDE") and taken:
+            _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
+        else:
+            writable.append(e)
+
+    # Dependencies: every DEPENDS_ON id must exist or be written by this commit.
+    changed = True
+    while changed:
+        changed = False
+        ids = {e["id"] for e in writable}
+        for e in list(writable):
+            missing = [d for d in e.get("depends_on", []) if d not in visible and d not in ids]
+            if missing:
+                writable.remove(e)
+                _defer(
+                    out, e,
+                    "depends on missing id(s): " + ", ".join(missing)
+                    + " (save those first, or drop them from DEPENDS_ON)",
+                    missing[0],
+                )  # fmt: skip
+                changed = True
+
+    # Cycles through existing memories (which may have changed since the proposal).
+    from engram.core.write.verdicts import find_cycle
+
+    edges: dict[str, list[str]] = {}
+    for r in reversed(roots.all):
+        for m in _durables(r):
+            edges[m.id] = list(m.depends_on)
+    for e in writable:
+        edges[e["id"]] = list(e.get("depends_on", []))
+    for e in list(writable):
+        cycle = find_cycle(edges, e["id"])
+        if cycle:
+            writable.remove(e)
+            _defer(out, e, "depends_on cycle: " + " -> ".join(cycle))
+
+    # Build the file changes per root.
+    for e in writable:
+        for root in target_roots:
+            _plan_one(out, root, e, payload)
+        if e.get("promote_from"):
+            src = e["promote_from"]
+            root = roots.by_scope(src["scope"])
+            if root is not None:
+                rel = f"{WORKING_DIR}/{src['id']}.md"
+                out.changes.setdefault(str(root.path), {})[rel] = None
+                out.removed.append({"id": src["id"], "scope": root.scope, "file": rel})
+    out.deferred.sort(key=lambda d: d["number"])
+    return out
+
+
+def _possible_duplicate(e: dict[str, Any]) -> bool:
+    """True for a candidate the proposal defers as a possible duplicate (a person decides)."""
+    return str(e.get("deferred_reason", "")).startswith("possible duplicate of ")
+
+
+def _durables(root: Root) -> list[Memory]:
+    from engram.core.write.approvals import durable_memories
+
+    return durable_memories(root)
+
+
+def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, Any]) -> None:
+    changes = out.changes.setdefault(str(root.path), {})
+    v = e["verdict"]
+    note = e.get("note")
+    if note:
+        today = dt.date.today()
+        mem = new_memory(e, root, payload)
+        mem.tier = "working"
+        mem.objective = note["objective"]
+        mem.valid_until = (today + dt.timedelta(days=int(note["ttl_days"]))).isoformat()
+        mem.variants = {}
+        rel = f"{WORKING_DIR}/{mem.id}.md"
+        changes[rel] = render_memory(mem)
+        out.written.append(
+            {"id": mem.id, "scope": root.scope, "file": rel, "verdict": "ADD",
+             "valid_until": mem.valid_until, "path": str(root.path / rel)}
+        )  # fmt: skip
+        return
+    rel_old = _durable_rel(root, v["target"]) if v["target"] else None
+    if v["kind"] == "UPDATE" and rel_old:
+        from engram.core.write.approvals import memory_diff
+
+        old = _read(root, rel_old)
+        raw = _current(root, rel_old)
+        if old is None or raw is None:
+            raise EngramError(
+                f"{root.scope}:{rel_old} cannot be parsed, so it cannot be updated; "
+                "fix it (see `engram verify`) and commit again",
+                code="memory.parse_error",
+            )
+        diff = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+        kept = _revision_rel(root, old.id, old.revision, changes)
+        changes[kept] = raw.decode("utf-8")  # the old file exactly as it was
+        was = old.revision
+        mem = updated_memory(old, e, payload)
+        rel = f"{TYPE_DIRS[mem.type]}/{mem.id}.md"
+        changes[rel] = render_memory(mem)
+        if rel != rel_old:
+            changes[rel_old] = None
+        out.written.append(
+            {"id": mem.id, "scope": root.scope, "file": rel, "verdict": "UPDATE",
+             "previous": {"revision": was, "file": kept}, "diff": diff}
+        )  # fmt: skip
+        return
+    mem = new_memory(e, root, payload)
+    verdict = "ADD"
+    extra: dict[str, Any] = {}
+    if v["kind"] == "SUPERSEDE" and rel_old:
+        from engram.core.write.approvals import memory_diff
+
+        old = _read(root, rel_old)
+        if old is not None:
+            extra["diff"] = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+            old.superseded_by = mem.id
+            old.archived_reason = f"superseded by {mem.id}"
+            old.updated = today_iso()
+            arel = _archive_rel(root, old.id, changes)
+            changes[arel] = render_memory(old)
+            changes[rel_old] = None
+            mem.supersedes = old.id
+            verdict = "SUPERSEDE"
+            out.archived.append(
+                {"id": old.id, "scope": root.scope, "file": arel, "superseded_by": mem.id}
+            )
+            extra["previous"] = {"revision": old.revision, "file": arel}
+    rel = f"{TYPE_DIRS[mem.type]}/{mem.id}.md"
+    changes[rel] = render_memory(mem)
+    out.written.append(
+        {"id": mem.id, "scope": root.scope, "file": rel, "verdict": verdict, **extra}
+    )
+
+
+def _apply(
+    roots: Roots,
+    out: Outcome,
+    *,
+    token: tuple[str, int] | None = None,
+    result: Result | None = None,
+) -> None:
+    """One journaled unit for every root of the commit (and the token it spends)."""
+    by_root = {r: out.changes[str(r.path)] for r in roots.all if out.changes.get(str(r.path))}
+    outcome = {"text": result.text, "data": result.data} if result is not None else None
+    apply_journaled(roots.primary, by_root, token=token, outcome=outcome)
+
+
+def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
+    lines: list[str] = []
+    if out.written:
+        lines.append(f"Saved {len(out.written)} memor{'y' if len(out.written) == 1 else 'ies'}:")
+        for w in out.written:
+            note = f" (working note, valid until {w['valid_until']})" if "valid_until" in w else ""
+            prev = w.get("previous")
+            if prev and w["verdict"] == "UPDATE":
+                note = (
+                    f" (revision {prev['revision']} -> {prev['revision'] + 1}; revision "
+                    f"{prev['revision']} kept in {w['scope']}:{prev['file']})"
+                )
+            elif prev:
+                note = f" (replaces {w['scope']}:{prev['file']})"
+            lines.append(f"  {w['verdict']:<9} {w['scope']}:{w['file']}{note}")
+            lines.extend(f"      {d}" for d in w.get("diff") or [])
+        if any(w.get("previous") for w in out.written):
+            lines.append(
+                "  (to restore an earlier revision, copy its archive file over the memory "
+                "file, then run `engram verify --accept FILE`)"
+            )
+    else:
+        lines.append("Nothing was written.")
+    roles = payload.get("roles") or []
+    if out.written and roles:
+        lines.append(
+            f"  role {', '.join(roles)}: loads only while one of these roles is active "
+            f"(engram set-role {roles[0]}, or engram load --role {','.join(roles)})"
+        )
+    for a in out.archived:
+        lines.append(f"  archived  {a['scope']}:{a['file']} (superseded by {a['superseded_by']})")
+    for r in out.removed:
+        lines.append(f"  removed   {r['scope']}:{r['file']} (promoted)")
+    if out.deferred:
+        lines.append(f"Deferred {len(out.deferred)} (review, then propose again):")
+        for d in out.deferred:
+            lines.append(f"  #{d['number']} {d['id']}: {d['reason']} (see `{d['guidance']}`)")
+    result = Result(
+        text="\n".join(lines),
+        data={
+            "proposal_id": payload.get("proposal_id", ""),
+            "written": [
+                {k: w[k] for k in ("id", "scope", "file", "verdict", "previous", "diff") if k in w}
+                for w in out.written
+            ],
+            "deferred": out.deferred,
+            "archived": out.archived,
+            "removed": out.removed,
+        },
+    )
+    if payload.get("kind") == "note" and out.written:
+        w = out.written[0]
+        result.data.update({"id": w["id"], "file": w["path"], "valid_until": w["valid_until"]})
+    for d in out.deferred:
+        result.info("commit.deferred", f"#{d['number']} {d['id']}: {d['reason']}")
+    for number, kinds in out.redacted:
+        result.warn(
+            "safety.redacted",
+            f"candidate {number}: redacted {len(kinds)} item(s) when scanned again at commit "
+            f"({', '.join(sorted(set(kinds)))})",
+        )
+    return result
+
+
+def parse_approve(approve: str | list[int] | int, count: int) -> list[int]:
+    """`all`, `1,3`, [1, 3]: candidate numbers counted from 1; anything else is an error."""
+    allowed = f"use all, or candidate numbers from 1 to {count} (for example 1,3)"
+    if isinstance(approve, str):
+        raw = approve.strip().lower()
+        if raw == "all":
+            return list(range(1, count + 1))
+        parts = [p.strip() for p in raw.split(",")]
+        if not raw or not all(re.fullmatch(r"\d+", p) for p in parts):
+            raise UsageError(f"--approve {approve!r} is not valid; {allowed}")
+        numbers = [int(p) for p in parts]
+    elif isinstance(approve, bool):
+        raise UsageError(f"approve {approve!r} is not valid; {allowed}")
+    elif isinstance(approve, int):
+        numbers = [approve]
+    elif isinstance(approve, list | tuple) and approve:
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in approve):
+            raise UsageError(f"approve {approve!r} is not valid; {allowed}")
+        numbers = list(approve)
+    else:
+        raise UsageError(f"approve {approve!r} is not valid; {allowed}")
+    bad = [n for n in numbers if not 1 <= n <= count]
+    if bad:
+        raise UsageError(
+            f"candidate {bad[0]} does not exist: the proposal has {count} candidate"
+            f"{'s' if count != 1 else ''} (1 to {count})"
+        )
+    return sorted(dict.fromkeys(numbers))
+
+
+def _narrow(scopes: list[str], scope: str | None) -> list[str]:
+    if scope is None:
+        return scopes
+    want = ["workspace", "global"] if scope == "both" else [str(scope).strip().lower()]
+    if any(s not in ("workspace", "global") for s in want):
+        raise UsageError(f"scope {scope!r} is not allowed; use workspace, global or both")
+    if not set(want) <= set(scopes):
+        raise UsageError(
+            f"scope {scope} is wider than the proposal ({' + '.join(scopes)}); a commit may "
+            "only narrow the scope"
+        )
+    return [s for s in scopes if s in want]
+
+
+def _target_roots(roots: Roots, scopes: list[str]) -> list[Root]:
+    out = [roots.primary]
+    for s in scopes:
+        r = roots.by_scope(s)
+        if r is None:
+            raise UsageError(f"scope {s} has no memory root any more; run `engram init`")
+        out.append(r)
+    return out
+
+
+def commit_proposal(
+    roots: Roots,
+    token: str,
+    approve: str | list[int] = "all",
+    *,
+    scope: str | None = None,
+    _keep: list[int] | None = None,
+) -> Result:
+    """Write the approved candidates of a pending proposal (single use).
+
+    The token is spent only together with the write (see the module docstring): a
+    commit killed at any moment either wrote the memory, or leaves the token working;
+    when a killed commit of this very token is finished here, its outcome is returned.
+    Possible duplicates are deferred; only `commit_keeping` (a person at the terminal)
+    passes `_keep`.
+    """
+    from engram.core.write.approvals import token_hash
+
+    state: dict[str, Any] = {"keep": frozenset()}
+
+    def check(payload: dict[str, Any]) -> None:
+        state["numbers"] = parse_approve(approve, len(payload["candidates"]))
+        state["scopes"] = _narrow(payload["scopes"], scope)
+        if _keep:
+            state["keep"] = _keepable(payload, _keep)
+
+    all_roots = roots.all
+    with locked(all_roots):
+        recoveries = recover_all(roots)
+        key = token_hash(token.strip()) if isinstance(token, str) else ""
+        done = next((r for r in recoveries if r.finished and r.token_key == key), None)
+        if done is not None:
+            result = _finished_result(done)
+        else:
+            try:
+                payload = take_proposal(roots, token, consume_check=check, spend=False)
+            except EngramError as exc:
+                notes = [rec.message for rec in recoveries if not rec.finished]
+                if notes:  # the person must hear about a set-aside journal even now
+                    exc.message = f"{exc.message} (also: {'; '.join(notes)})"
+                    exc.args = (exc.message,)
+                raise
+            _target_roots(roots, state["scopes"])
+            out = _plan(roots, payload, state["numbers"], state["scopes"], keep=state["keep"])
+            result = _outcome_result(payload, out)
+            _apply(roots, out, token=(key, int(payload["expires_at"])), result=result)
+    _recovery_notes(result, recoveries)
+    return result
+
+
+def _keepable(payload: dict[str, Any], keep: list[int]) -> frozenset[int]:
+    """The candidate numbers to keep as new; each must be a possible duplicate."""
+    cands = {e["number"]: e for e in payload["candidates"]}
+    numbers = parse_approve(list(keep), len(cands))
+    wrong = [n for n in numbers if not _possible_duplicate(cands[n])]
+    if wrong:
+        raise UsageError(
+            f"candidate {wrong[0]} is not deferred as a possible duplicate; keeping as new "
+            "applies only to a candidate whose preview says 'Will be deferred: possible "
+            "duplicate of …'"
+        )
+    return frozenset(numbers)
+
+
+def commit_keeping(
+    roots: Roots,
+    token: str,
+    approve: str | list[int],
+    keep: list[int],
+    *,
+    scope: str | None = None,
+) -> Result:
+    """Commit, writing the possible duplicates numbered in `keep` as new memories.
+
+    For a person at a terminal only (`engram commit --keep`, the `K n` answer of the
+    prompt): never offered to the MCP tools, so an agent cannot write past a duplicate
+    review. `keep` counts as approved; everything else is the one commit path.
+    """
+    if isinstance(approve, str) and approve.strip().lower() == "all":
+        approved: str | list[int] = "all"
+    else:
+        approved = sorted({*_as_numbers(approve), *keep})
+    return commit_proposal(roots, token, approved, scope=scope, _keep=list(keep))
+
+
+def _as_numbers(approve: str | list[int]) -> list[int]:
+    if isinstance(approve, str):
+        if not approve.strip():
+            return []
+        return parse_approve(approve, 10**6)  # the shape only; the real count is checked later
+    return list(approve)
+
+
+def _finished_result(rec: Recovery) -> Result:
+    outcome = rec.outcome or {}
+    text = str(outcome.get("text") or "The approved memories were written.")
+    data = outcome.get("data") if isinstance(outcome.get("data"), dict) else {}
+    return Result(
+        text="This approval's commit had been interrupted; it is finished now.\n" + text,
+        data={**data, "recovered": True},
+    )
+
+
+def commit_payload(
+    roots: Roots,
+    payload: dict[str, Any],
+    numbers: list[int] | None = None,
+    *,
+    forced: bool = False,
+) -> Result:
+    """Write an unsaved proposal directly (`save-session --force`); same path as commit."""
+    numbers = numbers or [e["number"] for e in payload["candidates"]]
+    _target_roots(roots, payload["scopes"])
+    with locked(roots.all):  # recovery may finish a journal of any root
+        recoveries = recover_all(roots)
+        out = _plan(roots, payload, numbers, payload["scopes"], forced=forced)
+        result = _outcome_result(payload, out)
+        _apply(roots, out, result=result)
+    _recovery_notes(result, recoveries)
+    return result
+
+
+def force_save(
+    roots: Roots, text: str, *, scope: str | None = None, query_level: int | None = None
+) -> Result:
+    """`save-session --force`: propose and commit in one step (the human asked for force).
+
+    Force skips the approval question, not the review of a replacement: an UPDATE or
+    SUPERSEDE is applied only when it is certainly about the same fact.
+    """
+    cands = parse_candidates(text, query_level=query_level)
+    payload, redacted = prepare_candidates(roots, cands, kind="save_session", scope=scope)
+    payload["expires_at"] = 0
+    result = commit_payload(roots, payload, forced=True)
+    _redaction_notes(result, redacted)  # redactions, and candidates refused by line
+    return result
+
+
+# ---------------------------------------------------------------- archive
+
+
+def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
+    """Move a durable memory to archive/ with its reason; never deletes anything."""
+    from engram.core.safety import check_id, scan_text
+
+    check_id(mid, "memory id")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError('archive needs a reason: engram archive ID --reason "why"')
+    if len(reason) > 500:
+        raise UsageError(f"the reason is {len(reason)} characters; at most 500")
+    red = scan_text(" ".join(reason.split()), "archive reason")
+    for root in roots.all:
+        if _durable_rel(root, mid):
+            break
+    else:
+        where = [r.scope for r in roots.all]
+        working = any((r.path / WORKING_DIR / f"{mid}.md").is_file() for r in roots.all)
+        archived = [
+            f"{r.scope}:{ARCHIVE_DIR}/{mid}.md"
+            for r in roots.all
+            if (r.path / ARCHIVE_DIR / f"{mid}.md").is_file()
+        ]
+        if working:
+            hint = " (it is a working note: notes expire on their own, or `engram promote` it)"
+        elif archived:
+            hint = f" (it is already archived: {', '.join(archived)})"
+        else:
+            hint = ""
+        raise NotFoundError(f"no memory {mid!r} in the {'/'.join(where)} root(s){hint}")
+    with locked(roots.all):
+        recoveries = recover_all(roots)
+        rel = _durable_rel(root, mid)
+        if rel is None:
+            raise NotFoundError(f"memory {mid!r} disappeared while archiving; nothing changed")
+        old = _read(root, rel)
+        if old is None:
+            raise EngramError(
+                f"{root.scope}:{rel} cannot be parsed; fix it before archiving",
+                code="memory.parse_error",
+            )
+        old.archived_reason = red.text
+        old.updated = today_iso()
+        arel = _archive_rel(root, mid, {})
+        apply_journaled(roots.primary, {root: {arel: render_memory(old), rel: None}})
+    result = Result(
+        text=f"Archived {root.scope}:{rel} -> {arel} ({red.text})",
+        data={"id": mid, "scope": root.scope, "from": rel, "file": arel, "reason": red.text},
+    )
+    _recovery_notes(result, recoveries)
+    if red.changed:
+        result.warn("safety.redacted", "the reason contained secrets; they were redacted")
+    dependents = sorted(
+        {m.id for r in roots.all for m in _durables(r) if mid in m.depends_on and m.id != mid}
+    )
+    result.data["dependents"] = dependents
+    if dependents:
+        result.warn(
+            "archive.dependents",
+            f"{', '.join(dependents)} still list {mid} in depends_on; edit their "
+            "depends_on, then record the change with `engram verify --accept`",
+        )
+    return result

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.core import api
+from engram.core.errors import UsageError
+from engram.core.store.roots import resolve_roots
+from tests.conftest import ws_root
+
+
+def test_verify_reports_modified_missing_unmanaged_and_invalid(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    a = write_memory(root, "rule", "a-rule", "A rule")
+    b = write_memory(root, "knowledge", "b-fact", "B fact")
+    roots = resolve_roots(project)
+    assert not api.verify(roots).ok  # both unmanaged
+    assert api.verify(roots, accept_all=True).ok
+    a.write_text(a.read_text() + "\n- edited\n")
+    b.unlink()
+    write_memory(root, "skill", "c-skill", "C skill")
+    (root / "knowledge" / "bad.md").write_text("no front matter")
+    res = api.verify(roots)
+    assert not res.ok
+    report = res.data["roots"][0]
+    assert report["modified"] == ["rules/a-rule.md"]
+    assert report["missing"] == ["knowledge/b-fact.md"]
+    assert report["unmanaged"] == ["knowledge/bad.md", "skills/c-skill.md"]
+    assert report["invalid"][0]["path"] == "knowledge/bad.md"
+
+
+def test_accept_specific_paths_only(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "rule", "a-rule", "A rule")
+    write_memory(root, "rule", "b-rule", "B rule")
+    roots = resolve_roots(project)
+    res = api.verify(roots, accept=["rules/a-rule.md"])
+    assert res.data["accepted"] == ["workspace:rules/a-rule.md"]
+    assert res.data["roots"][0]["unmanaged"] == ["rules/b-rule.md"]
+    res = api.verify(roots, accept=["b-rule"])  # an id works too
+    assert res.ok
+    manifest = json.loads((root / "hashes.json").read_text())["files"]
+    assert set(manifest) == {"rules/a-rule.md", "rules/b-rule.md"}
+
+
+def test_accept_of_unknown_path_changes_nothing(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "rule", "a-rule", "A rule")
+    before = (root / "hashes.json").read_bytes()
+    with pytest.raises(UsageError, match="not a memory file"):
+        api.verify(resolve_roots(project), accept=["rules/a-rule.md", "nope/x.md"])
+    assert (root / "hashes.json").read_bytes() == before
+
+
+def test_status_reports_counts_and_last_verify(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "rule", "a-rule", "A rule")
+    write_memory(root, "knowledge", "b-fact", "B fact")
+    roots = resolve_roots(project)
+    st = api.status(roots)
+    assert st.data["counts"]["total"] == 2
+    assert st.data["counts"]["type"] == {"rule": 1, "knowledge": 1}
+    assert st.data["last_verify"] is None
+    api.verify(roots)
+    st = api.status(roots)
+    assert st.data["last_verify"]["ok"] is False
+    assert "pending approvals: 0" in st.text
