@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from engram.cli.main import main
+
+ENGRAM = Path(sys.executable).with_name("engram")
 
 
 def test_verify_lists_each_problem_once(project: Path, monkeypatch, capsys, write_memory) -> None:
@@ -43,3 +46,31 @@ def test_an_invalid_file_is_told_how_to_fix_it_not_to_accept_it(project: Path) -
     (rules / "plain.md").write_text("---\nid: plain\ntype: rule\n---\n# Plain\n")
     p = subprocess.run(engram, capture_output=True, text=True, timeout=60)
     assert "cannot be read" not in p.stdout and "engram verify --accept" in p.stdout
+
+
+def test_a_linked_file_or_folder_is_named_and_never_accepted(tmp_path: Path) -> None:
+    import os
+
+    project = tmp_path / "p"
+    project.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("ENGRAM_GLOBAL_DIR", None)
+
+    def engram(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(ENGRAM), *argv], cwd=project, env=env, capture_output=True, text=True
+        )
+
+    assert engram("init").returncode == 0
+    outside = tmp_path / "leak.md"
+    outside.write_text("---\nid: leak\ntype: knowledge\n---\n# Leak\n\n- x\n")
+    root = project / ".agents" / ".engram"
+    (root / "knowledge" / "leak.md").symlink_to(outside)
+    (root / "rules" / "linkdir").symlink_to(tmp_path)
+    refused = engram("verify", "--accept", "knowledge/leak.md")
+    assert refused.returncode == 2 and "symbolic link" in refused.stderr
+    report = engram("verify")
+    assert "folder.symlink" in report.stdout and "rules/linkdir" in report.stdout
+    assert "file.symlink" in report.stdout and "--accept" not in report.stdout.splitlines()[-1]

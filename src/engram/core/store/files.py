@@ -672,6 +672,9 @@ def link_findings(root: Root) -> list[LinkFinding]:
                 out.append(
                     LinkFinding("file.symlink", f"{sub}/{e.name}", link_error(e.path).message)
                 )
+            elif e.is_symlink() and os.path.isdir(e.path):  # a linked folder inside rules/ …
+                message = link_error(e.path, folder=True).message
+                out.append(LinkFinding("folder.symlink", f"{sub}/{e.name}/", message))
     for name in STATE_FILES:
         path = os.path.join(root.path, name)
         if is_link(path):

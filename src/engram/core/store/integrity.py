@@ -119,6 +119,11 @@ def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
             return root, rel
     for root in roots.all:
         rel = raw.strip("/")
+        if (root.path / rel).is_symlink():
+            raise UsageError(
+                f"{raw} is a symbolic link: Engram never reads or records a linked memory file; "
+                "replace the link with the file itself (or remove it), then accept it"
+            )
         if (root.path / rel).is_file() or rel in read_manifest(root):
             return root, rel
         for sub in MANAGED_DIRS:
@@ -236,6 +241,10 @@ def _summary(reports: list[dict[str, Any]], problems: int) -> list[str]:
     """What to do about the problems: a file that cannot be read is fixed by editing it
     (recording its hash would not make it readable); the others are reviewed and accepted."""
     invalid = sum(len(r["invalid"]) for r in reports)
+    links = sum(len(r["links"]) for r in reports)
+    if links and links == problems:  # a link is removed or replaced, never recorded
+        return [f"{problems} problem(s): the links named above are never followed; remove them "
+                "or replace each with the real file or folder, then run `engram verify` again."]  # fmt: skip
     if not invalid:
         return [
             f"{problems} problem(s). Review the files, then record them with "
