@@ -13,6 +13,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 BOM = "\ufeff"
@@ -498,3 +499,19 @@ def unified_diff(path: str, old: str | None, new: str | None) -> str:
             tofile="/dev/null" if new is None else f"b/{path}",
         )
     )
+
+
+def first_link_below(base: Path, path: Path) -> Path | None:
+    """The first folder or file of `path` below `base` that is a symbolic link, if any."""
+    import os
+    import stat
+
+    here = base
+    for name in path.relative_to(base).parts:
+        here = here / name
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return here
+        except FileNotFoundError:
+            return None
+    return None

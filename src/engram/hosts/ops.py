@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from engram.hosts.base import (
     make_scope,
     pinned_version,
 )
-from engram.hosts.files import ConfigParseError, unified_diff
+from engram.hosts.files import ConfigParseError, first_link_below, unified_diff
 from engram.hosts.targets import HOOKS, Inspection, Notice, Printed, Skipped, Target
 
 STATE_FILE = "links.json"
@@ -202,15 +201,7 @@ def _linked_part(scope: Scope, path: Path) -> Path | None:
     """
     if scope.kind != WORKSPACE or not path.is_relative_to(scope.base):
         return None
-    here = scope.base
-    for name in path.relative_to(scope.base).parts:
-        here = here / name
-        try:
-            if stat.S_ISLNK(os.lstat(here).st_mode):
-                return here
-        except FileNotFoundError:
-            return None
-    return None
+    return first_link_below(scope.base, path)
 
 
 def _inspect(target: Target) -> Inspection:

@@ -15,15 +15,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engram.core.errors import EngramError, UsageError
-from engram.hosts.files import BlockStyle, find_block, render_block, unified_diff
+from engram.hosts.files import (
+    BlockStyle,
+    find_block,
+    first_link_below,
+    render_block,
+    unified_diff,
+)
 
 POINTER = BlockStyle("<!-- engram:pointer", " -->", "<!-- engram:pointer-end -->")
 STATE_FILE = "pointers.json"
@@ -247,15 +251,7 @@ def load_records(place: Place) -> dict[str, Any]:
 
 def _linked(place: Place, path: Path) -> Path | None:
     """The first part of `path` below `place.base` that is a symbolic link, if any."""
-    here = place.base
-    for name in path.relative_to(place.base).parts:
-        here = here / name
-        try:
-            if stat.S_ISLNK(os.lstat(here).st_mode):
-                return here
-        except FileNotFoundError:
-            return None
-    return None
+    return first_link_below(place.base, path)
 
 
 def _read(place: Place, rel: str) -> tuple[Path, str | None, str]:
