@@ -209,9 +209,9 @@ def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:
 
     The backup lives under the workspace's cache/, which a cloned repository can ship; only
     a record this user's Engram wrote is ever restored."""
-    from engram.core.write.commit import _journal_key
+    from engram.core.write.commit import user_signing_key
 
-    key = _journal_key()
+    key = user_signing_key()
     if key is None:
         return None
     body = json.dumps(

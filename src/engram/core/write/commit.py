@@ -228,6 +228,12 @@ def _journal_key() -> bytes | None:
     return None
 
 
+def user_signing_key() -> bytes | None:
+    """The per-user key that signs what Engram leaves in a workspace to act on later
+    (commit journals, the import pointer backups): a clone can ship those files, never this key."""
+    return _journal_key()
+
+
 def _journal_mac(key: bytes, doc: dict[str, Any]) -> str:
     import hashlib
     import hmac
