@@ -505,10 +505,13 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
 
     with root_lock(root):
         entries = read_pending(root)
+        order = [v.get("seq") for v in entries.values() if isinstance(v, dict)]
+        seq = 1 + max((n for n in order if isinstance(n, int)), default=0)
         entries[token_hash(token)] = {
             "status": "pending",
             "expires_at": expires_at,
             "created_at": _iso(now()),
+            "seq": seq,  # proposals made in the same second keep the order they were made in
             "proposal": payload,
             "mac": proposal_mac(token, payload),
         }
@@ -667,7 +670,13 @@ def waiting_keys(entries: dict[str, Any], at: float) -> list[str]:
         for k, v in entries.items()
         if isinstance(v, dict) and v.get("status") == "pending" and _expiry(v) > at
     ]
-    return sorted(live, key=lambda k: (str(entries[k].get("created_at", "")), _expiry(entries[k])))
+
+    def order(k: str) -> tuple[str, int, float]:
+        seq = entries[k].get("seq")
+        return (str(entries[k].get("created_at", "")), seq if isinstance(seq, int) else 0,
+                _expiry(entries[k]))  # fmt: skip
+
+    return sorted(live, key=order)
 
 
 def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
