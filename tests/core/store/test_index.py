@@ -218,3 +218,29 @@ def test_both_ways_of_listing_a_folder_take_the_same_files(
         )
     )  # fmt: skip
     assert entries == [("knowledge", "kept.md")]
+
+
+def test_a_memory_holding_a_secret_is_redacted_once_per_version(
+    project: Path, write_memory, monkeypatch
+) -> None:
+    """Every load that shows it used to scan its whole text again: the hook paid that on
+    every prompt (24 s for eight 260 KB files)."""
+    from engram.core import api, inputs
+    from engram.core.store.roots import resolve_roots
+
+    write_memory(project / ".agents/.engram", "knowledge", "deploy-token", "Deploy token",
+                 "- the deploy token is ghp_16C7e42F292c6912E7710c838347Ae178B4a")  # fmt: skip
+    roots = resolve_roots(project)
+    first = api.load(roots, "deploy token", count_usage=False)
+    assert "ghp_16C7e42F" not in first.text and "[REDACTED:" in first.text
+    calls: list[int] = []
+    real = inputs.redacted_memory
+    monkeypatch.setattr(inputs, "redacted_memory", lambda m: calls.append(1) or real(m))
+    again = api.load(roots, "deploy token", count_usage=False)
+    assert again.text == first.text and calls == []
+    from engram.core.store.index import open_index
+
+    with open_index(roots).conn as conn:  # without the kept copy, it is computed again
+        conn.execute("DELETE FROM redacted")
+    assert api.load(roots, "deploy token", count_usage=False).text == first.text
+    assert calls == [1]

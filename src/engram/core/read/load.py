@@ -11,7 +11,6 @@ from engram.core.inputs import (
     Findings,
     check_text,
     decode_findings,
-    redacted_memory,
     title_findings,
 )
 from engram.core.read.render import (
@@ -271,7 +270,7 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
             f"({', '.join(found.secrets)}); "
             "it was redacted before the agent saw it; remove it from the file",
         )
-        return redacted_memory(mem)
+        return ctx.index.redacted_memory(row["hash"] or "", mem)
     return mem
 
 

@@ -588,13 +588,19 @@ def _pii_spans(text: str) -> list[Span]:
             out.append((m.start(), m.end(), "national-id"))
     for m in _PHONE_FR.finditer(text):
         out.append((m.start(), m.end(), "phone"))
+    ni_context = None  # looked up once: per match it made long lists of numbers quadratic
     for m in _NI_NUMBER.finditer(text):
-        if " " in m.group(0) or re.search(r"(?i)\bNI(?:NO)?\b|national\s+insurance", text):
+        if ni_context is None:
+            ni_context = bool(re.search(r"(?i)\bNI(?:NO)?\b|national\s+insurance", text))
+        if " " in m.group(0) or ni_context:
             out.append((m.start(), m.end(), "national-id"))
+    tax_context = None
     for m in _TAX_ID_DE.finditer(text):
         digits = m.group(0).replace(" ", "")
         spaced = m.group(0).count(" ") == 3
-        context = re.search(r"(?i)steuer|tax\s*id|idnr", text)
+        if tax_context is None:
+            tax_context = bool(re.search(r"(?i)steuer|tax\s*id|idnr", text))
+        context = tax_context
         if (spaced and context) or ((spaced or context) and _tax_id_de_ok(digits)):
             out.append((m.start(), m.end(), "national-id"))
     return out

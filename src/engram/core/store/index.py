@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS usage(
   PRIMARY KEY(scope, id));
 CREATE TABLE IF NOT EXISTS manifest(scope TEXT NOT NULL, rel TEXT NOT NULL, hash TEXT,
   PRIMARY KEY(scope, rel));
+CREATE TABLE IF NOT EXISTS redacted(hash TEXT PRIMARY KEY, doc TEXT NOT NULL);
 """
 
 
@@ -516,6 +517,31 @@ class Index:
         except sqlite3.Error:
             pass  # a read-only index still answers; it only recomputes next time
         return reason
+
+    def redacted_memory(self, hash_: str, mem: Memory) -> Memory:
+        """`mem` with its secrets redacted, computed once per file version and kept: a load
+        that shows a memory holding secrets must not scan its whole text again each time."""
+        if hash_:
+            row = self.conn.execute("SELECT doc FROM redacted WHERE hash=?", (hash_,)).fetchone()
+            if row is not None:
+                return doc_to_memory(row[0])
+        from engram.core.inputs import redacted_memory
+
+        clean = redacted_memory(mem)
+        if hash_:
+            try:
+                with self.conn:
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO redacted(hash, doc) VALUES (?, ?)",
+                        (hash_, memory_to_doc(clean)),
+                    )
+                    self.conn.execute(  # versions no file has any more go
+                        "DELETE FROM redacted WHERE hash NOT IN (SELECT hash FROM memories "
+                        "WHERE hash IS NOT NULL)"
+                    )
+            except sqlite3.Error:
+                pass  # a read-only index still answers; it only recomputes next time
+        return clean
 
     def memory(self, rowid: int) -> Memory:
         """The full Memory of one indexed row (parsed from the stored document)."""
