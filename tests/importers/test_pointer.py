@@ -176,3 +176,20 @@ def test_a_backup_shipped_in_a_clone_restores_nothing(project: Path) -> None:
     assert not (project / ".github" / "hooks" / "pre-commit").exists()
     assert "not an instruction file" in out.stdout + out.stderr
     assert "not signed with your key" in out.stdout + out.stderr
+
+
+def test_a_second_pointer_after_a_hand_edit_keeps_the_first_original(project: Path) -> None:
+    agents = project / "AGENTS.md"
+    original = "# Team\n\n## Git\n- Squash commits before merging to main.\n"
+    agents.write_text(original)
+    _approve(project, "all")
+    assert _run(project, "import", "--replace-with-pointer").returncode == 0
+    with agents.open("a") as fh:
+        fh.write("\n## Person notes\n- Tag releases with semver.\n")
+    edited = agents.read_text()
+    _approve(project, "all")
+    again = _run(project, "import", "--replace-with-pointer")
+    assert "changed after Engram wrote its pointer" in again.stdout + again.stderr
+    assert agents.read_text() == edited  # nothing replaced a second time
+    state = project / ".agents/.engram/cache/pointers.json"
+    assert json.loads(state.read_text())["files"]["AGENTS.md"]["original"] == original

@@ -293,6 +293,18 @@ def plan_pointers(place: Place, ranges_by_file: dict[str, list[tuple[int, int]]]
         if text is None:
             edits.append(Edit(shown, path, "", "", problem=problem))
             continue
+        rec = load_records(place).get(rel)
+        if isinstance(rec, dict) and rec.get("written") != sha(text):
+            # Its backup holds the bytes from before the first pointer; a second pointer now
+            # would either lose those bytes or, on restore, the edits made since.
+            problem = (
+                f"{shown} changed after Engram wrote its pointer, so no second pointer is "
+                "written (it would lose the bytes kept from before the first one, or a restore "
+                f"would lose the edits made since); the original stays in {place.state} under "
+                f"files.{json.dumps(rel)}.original"
+            )
+            edits.append(Edit(shown, path, text, text, problem=problem))
+            continue
         after, count = replace_sections(text, sorted(set(ranges)))
         edits.append(Edit(shown, path, text, after, count))
     return edits

@@ -107,6 +107,8 @@ def content_report(root: Root) -> list[dict[str, str]]:
 
 
 def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
+    if ".." in Path(raw).parts:
+        raise UsageError(f"{raw}: '..' is not allowed in a path to accept (name a file in a root)")
     p = Path(raw)
     candidates = [p if p.is_absolute() else Path.cwd() / p]
     for cand in candidates:

@@ -687,6 +687,13 @@ def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
     decline is the one `revoke_proposal` makes: a later commit with that token fails
     with `reason`.
     """
+    from engram.core.safety import find_injection, redact
+
+    if reason and find_injection(reason) is not None:  # it is shown to the agent later
+        raise UsageError(
+            "the decline reason reads like an instruction to the agent; say why in plain words"
+        )
+    reason = redact(reason).text if reason else reason
     from engram.core.store.files import root_lock
 
     root = roots.primary
