@@ -677,6 +677,8 @@ _BYPASS_RX = (
     r"\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve|accept)\b[^.\n;]{0,60}?(?:--force\b|\s-f\b)",
     r"(?:--force|\s-f)\b[^.\n;]{0,40}?\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve)\b",
     r"\bengram_commit\b[^.\n;]{0,80}?\b(?:allow\w*|permission\w*|pre-?approv\w*|auto\w*|trust\w*|approval_mode|approve)\b",
+    r"\bapproval_mode\s*=\s*[\"']?approve\b",
+    r"\b(?:approve|accept|commit)\s+(?:your|its|their)\s+own\s+(?:proposals?|memor(?:y|ies)|candidates?|changes)\b",
     r"\b(?:allow\w*|permissions?|approval_mode|pre-?approv\w*|trusted\s?folders?|enabledmcpjsonservers|auto-?approv\w*)\b[^.\n;]{0,80}?\bengram(?:_commit|\b)",
     r"\bthe\s+(?:user|human|owner|developer|operator)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:already\s+)(?:agreed|approved|consented|confirmed|accepted|authori[sz]ed|signed\s+off|said\s+yes|pre-?approved)\b",
     r"\b(?:l'humain|l'utilisateur|o\s+usuario|el\s+usuario|der\s+(?:nutzer|mensch))\s+(?:a|ha|hat)\s+(?:deja|ya|ja|schon|bereits)\s+(?:accepte|aceptado|aceito|aprobado|aprovado|approuve|zugestimmt|genehmigt|akzeptiert)",

@@ -267,7 +267,8 @@ _AUTH_HEADER = lazy_compile(
     r"(?i)\b(?:bearer|token|basic|digest|apikey|api-key|sso-key)\s+(?P<val>[A-Za-z0-9._~+/=:-]{8,})"
 )
 _PASSWORD_WORD = (
-    r"passwords?|passphrase|passcode|pass\s*word|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
+    r"passwords?|passphrase|passcode|pass\s*word|(?:admin|root|db|database|user|login|wifi|wi-fi|ssh|vpn|"
+    r"account|master|app|sudo|mysql|postgres|grafana|jenkins|ftp|smtp)\s+pass|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
     r"heslo|salasana|adgangskode|passord|jelsz[oó]|[sş]ifre|parola|κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?"
@@ -844,6 +845,16 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
                 )
             ):
                 out.append((m.start(), m.end(), "base64-secret"))
+    # hex of a credential (`6a6f686e3a7333…` is "john:s3cr3t…"); digests decode to bytes
+    for m in _HEX_RUN.finditer(text):
+        try:
+            decoded = bytes.fromhex(m.group(0)).decode("ascii")
+        except ValueError:
+            continue
+        if decoded.isprintable() and (
+            re.fullmatch(r"[^:\s]{1,64}:[^\s]{3,}", decoded) or secret_spans(decoded, depth=1)
+        ):
+            out.append((m.start(), m.end(), "hex-secret"))
     # "ghp_" + "abc…": pieces of one literal joined by an operator
     for m in re.finditer(
         r"([\"'])([^\"'\n]{2,})\1(?:\s*(?:\+|\.\.?|&|\|\||,|\s)\s*([\"'])([^\"'\n]{2,})\3)+", text
@@ -858,6 +869,7 @@ def _wrapped_spans(text: str, depth: int) -> list[Span]:
     return out
 
 
+_HEX_RUN = lazy_compile(r"(?<![0-9A-Fa-f])(?:[0-9a-fA-F]{2}){8,}(?![0-9A-Fa-f])")
 _ENTROPY_TOKEN = lazy_compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
 _PUBLIC_BLOCK = lazy_compile(
     r"-----BEGIN (?:PUBLIC KEY|CERTIFICATE|RSA PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL)-----.*?(?:-----END[^-]*-----|$)|"
@@ -1145,7 +1157,7 @@ def _national_id_spans(text: str) -> list[Span]:
 
 
 # A key spaced into short chunks ("sk_l ive_ Y5Gl 6ecp …"): the chunks, joined, are checked.
-_SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,8} ){4,}[A-Za-z0-9_+/=-]{2,8}(?!\S)")
+_SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,12} ){3,}[A-Za-z0-9_+/=-]{2,12}(?!\S)")
 # "recovery codes: a b c d": every code of the list, not only the first.
 _CODE_LIST = lazy_compile(
     r"(?i)\b(?:recovery|backup|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,40}:\s*"
