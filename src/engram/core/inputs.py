@@ -354,7 +354,14 @@ def _field_injection(text: str) -> str:
 def find_unsafe_field(mem: Memory) -> str:
     """'<field>: <reason>' for the first field that reads like an instruction to the agent."""
     for name, text in shown_fields(mem):
-        if name in ("id", "type"):
+        if name == "type":
+            continue
+        if name == "id":  # a slug; its words are read as a sentence
+            from engram.core.safety import find_injection
+
+            hit = find_injection(text.replace("-", " "))
+            if hit is not None:
+                return f"id: {hit.kind}"
             continue
         reason = _field_injection(text)
         if reason:

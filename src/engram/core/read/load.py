@@ -229,7 +229,17 @@ INSPECT_HINT = "a person can read the file and run `engram verify`"
 
 
 def _withheld_line(w: dict[str, str]) -> str:
-    """The one line that tells the agent and the person a memory was not shown, and why."""
+    """The one line that tells the agent and the person a memory was not shown, and why.
+
+    When the id itself is the instruction, neither it nor the file named after it is
+    repeated: the folder and the file's hash let a person find it (`engram verify`)."""
+    if w["field"] == "id":
+        folder = w["file"].rsplit("/", 1)[0] if "/" in w["file"] else ""
+        return (
+            f"Withheld a memory in {w['scope']}: {folder}/ (file hash {w['hash'].split(':')[-1][:12]}): its id "
+            f"reads like an instruction aimed at the agent ({w['reason']}), so neither it nor "
+            f"the file name is shown; {INSPECT_HINT}."
+        )
     return (
         f"Withheld `{w['id']}` ({w['scope']}: {w['file']}): its {w['field']} reads like an "
         f"instruction aimed at the agent ({w['reason']}), so it is not shown; {INSPECT_HINT}."
@@ -671,9 +681,24 @@ def _visible_all(ctx: ReadContext) -> list[sqlite3.Row]:
     return out
 
 
+_ID_VERDICTS: dict[str, bool] = {}
+
+
+def _id_unsafe(row: sqlite3.Row) -> bool:
+    """Whether a memory's id reads like an instruction (a listing never shows such an id)."""
+    if row["flag"] is not None:
+        return decode_findings(row["flag"]).unsafe.startswith("id:")
+    verdict = _ID_VERDICTS.get(row["id"])
+    if verdict is None:
+        from engram.core.safety import find_injection
+
+        verdict = _ID_VERDICTS[row["id"]] = find_injection(row["id"].replace("-", " ")) is not None
+    return verdict
+
+
 def list_cards(roots: Roots) -> Result:
     ctx = open_read_context(roots)
-    rows = _visible_all(ctx)
+    rows = [r for r in _visible_all(ctx) if not _id_unsafe(r)]
     titles = [_shown_title(ctx, r, cheap=True) for r in rows]
     cards = [
         {"id": r["id"], "type": r["type"], "scope": r["scope"], "title": t}
