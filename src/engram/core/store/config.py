@@ -154,9 +154,12 @@ class Config:
             raw = _get_nested(layer, name)
             if raw is not None:
                 try:
-                    return coerce(name, raw)
+                    value = coerce(name, raw)
                 except UsageError:
                     continue  # an invalid hand edit falls back; `doctor` reports it
+                if KEYS[name].kind == "roles":  # a committed config.json comes with a clone
+                    value = [r for r in value if not (_long_role(r) and role_problem(r))]
+                return value
         default = KEYS[name].default
         return list(default) if isinstance(default, list) else default
 
@@ -192,6 +195,12 @@ def config_file_for(roots: Roots, user: bool) -> Path:
             "no workspace found; run `engram init` first, or use --user", code="root.missing"
         )
     return roots.workspace.config_path
+
+
+def _long_role(role: str) -> bool:
+    """Roles are short names (backend, sre, data-eng); only a long one can hide a sentence or
+    a token, so only those are screened when the configuration is read (hooks stay cheap)."""
+    return len(role) > 20 or role.count("-") >= 3
 
 
 def role_problem(role: str) -> str:
