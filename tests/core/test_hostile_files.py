@@ -457,3 +457,18 @@ def test_an_id_that_reads_like_an_instruction_is_withheld_and_never_repeated(
     res = api.load(roots, "when do we deploy on fridays", count_usage=False)
     assert bad not in res.text and "its id reads like an instruction" in res.text
     assert bad not in list_cards(roots).text
+
+
+def test_a_search_for_a_guessed_secret_finds_nothing(project: Path, write_memory) -> None:
+    """The index keeps a hand-written file's own text; a search that found a guessed token
+    (and not a wrong guess) would confirm it to anyone who can search."""
+    from engram.core import api
+    from engram.core.store.roots import resolve_roots
+
+    write_memory(project / ".agents/.engram", "knowledge", "deploy-token", "Deploy token",
+                 "- The deploy token is ghp_16C7e42F292c6912E7710c838347Ae178B4a")  # fmt: skip
+    roots = resolve_roots(project)
+    guess = "16c7e42f292c6912e7710c838347ae178b4a"
+    assert api.search(roots, guess).data["entries"] == []
+    assert api.load(roots, guess, count_usage=False).data["selected_keys"] == []
+    assert [e["id"] for e in api.search(roots, "deploy token").data["entries"]] == ["deploy-token"]

@@ -11,6 +11,7 @@ from engram.core.inputs import (
     Findings,
     check_text,
     decode_findings,
+    shown_fields,
     title_findings,
 )
 from engram.core.read.render import (
@@ -154,6 +155,28 @@ def _signals(ctx: ReadContext, paths: list[str] | None, branch: str) -> Signals:
     return Signals(normalise_paths(paths or [], ctx.roots.project_dir), branch.strip()[:200])
 
 
+def _matched_only_a_secret(ctx: ReadContext, c: Candidate) -> bool:
+    """Whether a memory holding a secret matched the task only through words that redaction
+    removes: the index keeps the file's own text, and a search that finds a guessed token
+    would confirm it. Only memories whose stored verdict names a secret pay for the check."""
+    suspicious = [t for t in c.matched if len(t) >= 10 and any(ch.isdigit() for ch in t)]
+    if not suspicious:
+        return False  # an ordinary word: its match says nothing about a secret
+    flag = c.row["flag"]
+    if flag is None:
+        flag = ctx.index.unsafe(c.row["rowid"])
+    if not flag:
+        return False
+    found = decode_findings(flag)
+    if not found.secrets:
+        return False
+    mem = ctx.index.redacted_memory(c.row["hash"] or "", ctx.index.memory(c.row["rowid"]))
+    shown = " ".join(t for _, t in shown_fields(mem)).lower()
+    return not any(term in shown for term in c.matched if term not in suspicious) and not any(
+        term in shown for term in suspicious
+    )
+
+
 def _route(
     ctx: ReadContext, query: str | None, limit: int | None, signals: Signals = NO_SIGNALS
 ) -> tuple[list[Candidate], list[Candidate], list[str]]:
@@ -180,6 +203,7 @@ def _route(
             pathed=mentioned,
             declared=declared,
         )
+        ranked = [c for c in ranked if not _matched_only_a_secret(ctx, c)]
     if query is None:
         ranked = ranked[: limit or len(ranked)]
         return ranked, [], []
@@ -657,7 +681,8 @@ def search_memories(
     query = _check_query(query) or ""
     _int_arg("limit", limit, 1, 200)
     ctx = open_read_context(roots, roles)
-    ranked = rank(ctx.index, query, ctx.vis, usage=ctx.index.usage(), weak_admits=True)[:limit]
+    ranked = rank(ctx.index, query, ctx.vis, usage=ctx.index.usage(), weak_admits=True)
+    ranked = [c for c in ranked[: limit * 2] if not _matched_only_a_secret(ctx, c)][:limit]
     entries = [_entry(ctx, c) for c in ranked]
     lines = [f"{len(entries)} result(s) for {query!r}"]
     for e in entries:
