@@ -174,6 +174,8 @@ def read_answer(form: Form, content: Any) -> tuple[list[int], str | None]:
             raise InvalidAnswer(f"candidate {n} must be answered with true or false")
         if value:
             selected.append(n)
+    if form.scopes and "scope" not in content:  # required in the form: a real dialog sends it
+        raise InvalidAnswer("the dialog answer has no save scope (a required field)")
     scope = content.get("scope", form.scopes[0] if form.scopes else None)
     if scope not in form.scopes:
         raise InvalidAnswer(f"save scope {scope!r} is not one of {', '.join(form.scopes)}")
