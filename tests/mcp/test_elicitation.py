@@ -554,3 +554,14 @@ def test_R_NOTE_3_input_required_retry_for_notes(mcp, example_project):
         inputResponses={"approval": {"action": "accept", "content": {"save": True}}},
     )
     assert Path(data_of(done)["file"]).exists()
+
+
+def test_an_accept_without_the_required_scope_is_invalid() -> None:
+    import pytest as _pytest
+
+    from engram.mcp.elicitation import Form, InvalidAnswer, read_answer
+
+    form = Form("save", "Save?", {}, numbers=(1, 2), scopes=("workspace",))
+    with _pytest.raises(InvalidAnswer, match="scope"):
+        read_answer(form, {})
+    assert read_answer(form, {"scope": "workspace", "candidate_2": False}) == ([1], "workspace")
