@@ -468,3 +468,10 @@ def test_keeping_a_candidate_that_is_no_possible_duplicate_is_refused_and_spends
         commit.commit_keeping(roots, token, "all", [5])
     out = api.commit(roots, token, "all")  # the token still works
     assert [d["number"] for d in out.data["deferred"]] == [1]
+
+
+def test_the_light_variant_of_a_prohibition_does_not_contradict_itself() -> None:
+    from engram.core.write.commit import rule_variants
+
+    assert rule_variants("Never commit .env files")["light"] == "Prefer not to commit .env files."
+    assert rule_variants("Always run the tests")["light"] == "Where practical, run the tests."

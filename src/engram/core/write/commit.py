@@ -581,8 +581,14 @@ def rule_variants(text: str) -> dict[str, str]:
     if not balanced.endswith((".", "!", "?")):
         balanced += "."
     lowered = balanced[:1].lower() + balanced[1:] if not balanced[:2].isupper() else balanced
-    light = re.sub(r"^(?:always|you must|must)\s+", "", lowered, flags=re.IGNORECASE)
-    light = f"Where practical, {light}"
+    prohibition = re.match(
+        r"^(?:never|don'?t|do\s+not|you\s+must\s+not|must\s+not)\s+(?P<rest>.+)$", lowered, re.I
+    )
+    if prohibition:  # "Where practical, never commit …" contradicts itself
+        light = f"Prefer not to {prohibition.group('rest')}"
+    else:
+        light = re.sub(r"^(?:always|you must|must)\s+", "", lowered, flags=re.IGNORECASE)
+        light = f"Where practical, {light}"
     strict = f"{balanced} No exceptions unless the human explicitly approves one."
     return {"light": light, "balanced": balanced, "strict": strict}
 
