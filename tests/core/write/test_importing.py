@@ -232,3 +232,11 @@ def test_a_line_that_heads_a_list_in_a_file_without_hashes_is_in_its_source_line
     pieces = split_markdown(text, ".cursorrules")
     assert [(p.start, p.end) for p in pieces] == [(1, 1), (3, 4), (5, 5)]
     assert all("git" in p.tags for p in pieces[1:])  # the pointer then replaces the heading too
+
+
+def test_a_two_word_instruction_is_its_own_rule_not_dropped() -> None:
+    pieces = split_markdown(
+        "# Notes\n\n- Use tabs.\n- Use uv.\n- No emojis in commits.\n", "AGENTS.md"
+    )
+    assert [p.text for p in pieces] == ["Use tabs.", "Use uv.", "No emojis in commits."]
+    assert {p.type for p in pieces} == {"rule"}

@@ -518,7 +518,10 @@ _PLAIN_WORD = re.compile(
 
 def _opens_instruction(text: str) -> bool:
     """Opens with a word of obligation or a verb known to open instructions, and goes on."""
-    return bool(_DEONTIC.match(text) or _IMPERATIVE.match(text)) and len(text.split()) >= 3
+    n = len(text.split())
+    ended = text.rstrip().endswith((".", "!", "。", "！"))
+    # "Use tabs." and "Be concise." are whole instructions: two words, a verb and an end
+    return bool(_DEONTIC.match(text) or _IMPERATIVE.match(text)) and (n >= 3 or (n == 2 and ended))
 
 
 def _sentence_shape(text: str) -> bool:
@@ -551,10 +554,12 @@ def standalone(raw: str, *, anchored: bool = False) -> bool:
     before it, so a stack list stays one memory.
     """
     text = _clean(raw).strip()
-    if _ENTRY.match(text) or len(text.split()) < 3:
+    if _ENTRY.match(text) or len(text.split()) < 2:
         return False
     if _opens_instruction(text):
         return True
+    if len(text.split()) < 3:
+        return False
     ended = text.endswith((".", "!", "。", "！"))
     return (ended or anchored) and _sentence_shape(text)
 
@@ -739,8 +744,9 @@ def split_markdown(
         for block in _with_examples(blocks):
             for chunk in _chunks(block):
                 body_text = _text_of(chunk)
-                if len(body_text) < 12:
-                    continue
+                short_rule = chunk.instruction or _opens_instruction(body_text)
+                if len(body_text) < (6 if short_rule else 12):
+                    continue  # a fragment; a whole instruction ("Use tabs.") is kept
                 kind = "knowledge" if chunk.table else classify(chunk.kind, chunk.items, chunk.lead)
                 if chunk.instruction:  # "Squash commits before merging" among rules: a rule
                     kind = "rule"
