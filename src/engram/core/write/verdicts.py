@@ -200,16 +200,17 @@ def judge(
         # text as a rule and as a fact is shown as a possible duplicate.
         same = next((t for t in rels if t[0].kind == "same" and t[2].type == cand.type), None)
         if same is None and cp.normal:
-            # The same text as a memory's content, under a title that adds words ("Secrets"):
-            # still the same memory, whatever the title says.
+            # The same text as a memory's content (under a title that adds words, "Secrets")
+            # or as one of its rule wordings: still the same memory.
             words = re.findall(r"\w+", cand.text.lower())
             same = next(
                 (
                     (Relation("same", 1.0, True, "same text"), i, m)
                     for i, m in enumerate(existing)
                     if m.type == cand.type
-                    and re.findall(r"\w+", content_text(m).lower()) == words  # cheap first
-                    and profile(content_text(m)).normal == cp.normal
+                    for text in (content_text(m), *(m.variants or {}).values())
+                    if re.findall(r"\w+", text.lower()) == words  # cheap first
+                    and profile(text).normal == cp.normal
                 ),
                 None,
             )
