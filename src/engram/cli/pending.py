@@ -115,5 +115,6 @@ def run(args: argparse.Namespace) -> int:
         return emit(waiting(roots), args)
     from engram.core.write.approvals import decline_waiting
 
-    reason = (args.reason or "").strip() or DECLINED_HERE
+    given = (args.reason or "").strip()
+    reason = f"{DECLINED_HERE}: {given}" if given else DECLINED_HERE
     return emit(decline_waiting(roots, args.decline, reason), args)
