@@ -1055,6 +1055,11 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
         lines.append(f"Deferred {len(out.deferred)} (review, then propose again):")
         for d in out.deferred:
             lines.append(f"  #{d['number']} {d['id']}: {d['reason']} (see `{d['guidance']}`)")
+        if any("duplicate" in str(d.get("reason", "")) for d in out.deferred):
+            lines.append(
+                "  (a person who wants a possible duplicate as a new memory proposes it again "
+                "and answers `K n` at the terminal prompt)"
+            )
     result = Result(
         text="\n".join(lines),
         data={
