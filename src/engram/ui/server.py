@@ -313,7 +313,11 @@ def serve(start: Path | None, port: int, *, open_browser: bool) -> int:
         signal.signal(signal.SIGINT, stop)
     try:  # a stop may arrive as soon as the URL is out
         print(f"Engram review page: {server.url}", flush=True)
-        print("Press Ctrl-C to stop.", flush=True)
+        print(
+            "Open it in a browser (it trades the link's token for a cookie; a tool needs a "
+            "cookie jar, e.g. `curl -L -c jar -b jar URL`). Press Ctrl-C to stop.",
+            flush=True,
+        )
         if open_browser:
             opener = _open_browser(server.url)
         server.serve_forever()
