@@ -424,8 +424,8 @@ def test_names_reported_by_the_folder_watch_that_are_not_text_are_never_indexed(
 
 @pytest.mark.parametrize(
     "body",
-    ["`" * 16000, "<a " * 20000, "<!--" * 15000, "[x](" * 15000, '<x y="' * 10000],
-    ids=["backticks", "open-tags", "open-comments", "open-links", "open-attributes"],
+    ["`" * 16000, "<a " * 20000, "<!--" * 15000, "[x](" * 15000, '<x y="' * 10000, "a@" * 30000],
+    ids=["backticks", "open-tags", "open-comments", "open-links", "open-attributes", "at-signs"],
 )
 def test_a_hostile_body_is_scanned_in_one_pass(tmp_path: Path, body: str) -> None:
     """Runs that made the code-span and markup patterns backtrack (a minute for 8,000

@@ -428,6 +428,7 @@ def _git_status(
     return _run(
         ["git", "-C", str(project_dir), "-c", "core.fsmonitor=", "-c",
          "core.hooksPath=/dev/null", *overrides, "status", "--porcelain=v1", "-b", "--untracked-files=no",
+         "--ignore-submodules=all",
          "-z", *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
         env, GIT_TIMEOUT_S,
     )  # fmt: skip

@@ -734,7 +734,7 @@ _LEET = str.maketrans("0134578@$", "oieastbas")
 # identifier); shorter compounds (`auto-sync`, `read_only`) are left as they are.
 _WORD_JOIN = lazy_compile(r"\b[a-z]+(?:[_-][a-z]+){2,}\b")
 # A word spelled with digits for letters: at least three characters, a third of them digits.
-_LEET_WORD = lazy_compile(r"\b(?=[\w@$]*[a-z])(?=(?:[\w@$]*?[013457]){2})[\w@$]{3,}")
+_LEET_WORD = lazy_compile(r"\b(?=[\w@$]{0,40}?[a-z])(?=(?:[\w@$]{0,40}?[013457]){2})[\w@$]{3,40}")
 _B64_RUN = lazy_compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _HEX_RUN = lazy_compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
 _QUOTED_PIECES = lazy_compile(
