@@ -162,3 +162,25 @@ def test_a_filter_the_repository_configures_is_never_run(
     _paths, branch = work_signals(repo)
     assert branch == "main"
     assert not marker.exists()
+
+
+@needs_git
+def test_a_submodules_filter_is_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    sub = tmp_path / "sub"
+    _write(sub / ".gitattributes", "* filter=evil\n")
+    _write(sub / "f.txt", "hi\n")
+    _git(sub, "init", "-q", "-b", "main")
+    _git(sub, "add", "-A")
+    _git(sub, "commit", "-q", "-m", "s")
+    repo = tmp_path / "repo"
+    api.init(repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    _git(repo, "commit", "-q", "-m", "t")
+    marker = tmp_path / "RAN"
+    _git(repo / "sub", "config", "filter.evil.clean", f"sh -c 'touch {marker}; cat'")
+    _write(repo / "sub" / "f.txt", "hi\nx\n")
+    work_signals(repo)
+    assert not marker.exists()
