@@ -193,3 +193,15 @@ def test_a_second_pointer_after_a_hand_edit_keeps_the_first_original(project: Pa
     assert agents.read_text() == edited  # nothing replaced a second time
     state = project / ".agents/.engram/cache/pointers.json"
     assert json.loads(state.read_text())["files"]["AGENTS.md"]["original"] == original
+
+
+def test_a_line_memory_holds_only_redacted_stays_in_the_file(project: Path) -> None:
+    guide = project / "CLAUDE.md"
+    guide.write_text(
+        "# P\n\n## Build\n\n- The deploy password is Xk29Lmq8Pz!q for the staging box.\n"
+        "- Run make build before tagging.\n"
+    )
+    _approve(project, "all")
+    assert _run(project, "import", "--replace-with-pointer").returncode == 0
+    text = guide.read_text()
+    assert "Xk29Lmq8Pz!q" in text and "Run make build" not in text

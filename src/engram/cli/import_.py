@@ -140,8 +140,13 @@ def run_pointer(args: argparse.Namespace) -> int:
             if not args.user_level and piece.source.startswith(("~", "/")):
                 continue  # another program's file (Claude's auto memory) is left alone
             body = _content(piece)
-            if body is not None and committed_content(body) in held:
-                ranges.setdefault(piece.source, []).append((piece.start, piece.end))
+            if body is None or committed_content(body) not in held:
+                continue
+            from engram.core.safety import redact
+
+            if redact(body).changed:  # memory holds it redacted, not as written: keep the line
+                continue
+            ranges.setdefault(piece.source, []).append((piece.start, piece.end))
         edits = pointer.plan_pointers(place, ranges)
     if not args.plan:
         pointer.apply(place, edits, restoring=args.restore)
