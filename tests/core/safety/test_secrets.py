@@ -46,6 +46,9 @@ def test_every_line_of_hand_written_memory_comes_out_unchanged() -> None:
         ("The admin pass for grafana is Tr0ub4dor&3xyz", "Tr0ub4dor&3xyz"),
         ("Key: ghp_16C7e42F 292c6912E7 710c838347 Ae178B4a", "292c6912E7"),
         ("creds hex: 6a6f686e3a73336372337450617373", "6a6f686e3a73336372337450617373"),
+        ("Winter2024Secure is the SMTP password", "Winter2024Secure"),
+        ("The SMTP login is ops / Winter2024!Secure", "Winter2024!Secure"),
+        ("The vault unseal key is " + "ab12" * 16, "ab12" * 16),
         (
             'client = Client("AC0f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")',
             "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
@@ -65,6 +68,8 @@ def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
         "Authorization: Basic dXNlcjpwYXNzd29yZA== is the docs' example header.",
         "Each tenant is limited per token to 10,000 events/s.",
         "The pass rate is 98% on main.",
+        "Python 3.12 is the version we use.",
+        "The SHA-256 is " + "ab12" * 16,
         "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "The npm automation token is scoped to `@acme`.",
         "Order 604956604 and invoice 45074952884 were refunded.",

@@ -347,7 +347,7 @@ _OVERRIDE_RX = (
     r"\bthe\s+(?:real|actual|true)\s+(?:rule|instruction|task|order)\s+(?:is|are)\b",
     r"\b(?:ignore|disregard|override|overrule|stop\s+following|stop\s+obeying|don'?t\s+follow|do\s+not\s+follow|skip|bypass)\s+(?:the\s+)?(?:user|human|owner|operator|developer|requester|person)(?:'s|s')?\s+(?:\w+\s+)?(?:requests?|instructions?|wishes|commands?|orders?|messages?|prompts?|questions?)\b",
     r"\b(?:instructions?|text|orders?|commands?|content)\s+(?:found\s+)?(?:in|from)\s+[^.!?;\n]{0,40}?\b(?:outrank|override|overrule|supersede|take\s+precedence\s+over|beat|trump)\s+(?:the\s+)?(?:user|human|owner|your|any)",
-    r"\btreat\s+[^.!?;\n]{0,60}?\bas\s+(?:if\s+it\s+(?:came|comes)\s+from|coming\s+from|written\s+by|(?:instructions?|orders?|commands?)\s+from)\s+(?:the\s+)?(?:project\s+)?(?:owner|user|admin|administrator|maintainer|human|developer|operator|system)",
+    r"\btreat\s+[^.!?;\n]{0,60}?\bas\s+(?:if\s+it\s+(?:came|comes)\s+from|coming\s+from|written\s+by|(?:instructions?|orders?|commands?)\s+from)\s+(?:the\s+|your\s+)?(?:project\s+)?(?:owner|user|admin|administrator|maintainer|human|developer|operator|system)",
     r"\b(?:instead of|rather than)\s+(?:following\s+)?(?:your|the)\s+(?:previous\s+|prior\s+|system\s+|original\s+)?(?:instructions|rules|guidelines|system prompt)\b",
     # Romance languages: verb … [det] noun [adjective] / verb … possessive noun
     rf"\b{_ROM_V}\b{_GAP}\b{_ROM_PRIOR}\s+{_SHORT}{_ROM_INSTR}\b",
@@ -678,6 +678,8 @@ _BYPASS_RX = (
     r"(?:--force|\s-f)\b[^.\n;]{0,40}?\bengram[\s_-]*(?:save(?:[\s_-]*session)?|ss|note|commit|promote|approve)\b",
     r"\bengram_commit\b[^.\n;]{0,80}?\b(?:allow\w*|permission\w*|pre-?approv\w*|auto\w*|trust\w*|approval_mode|approve)\b",
     r"\bapproval_mode\s*=\s*[\"']?approve\b",
+    r"\bengram\s+commit\b[^.\n;]{0,60}?--approve\b[^.\n;]{0,40}?\b(?:after|once|right|straight|immediately|yourself)\b",
+    r"\b(?:paste|enter|submit|use|put)\b[^.\n;]{0,30}?\beng1_",
     r"\b(?:approve|accept|commit)\s+(?:your|its|their)\s+own\s+(?:proposals?|memor(?:y|ies)|candidates?|changes)\b",
     r"\b(?:allow\w*|permissions?|approval_mode|pre-?approv\w*|trusted\s?folders?|enabledmcpjsonservers|auto-?approv\w*)\b[^.\n;]{0,80}?\bengram(?:_commit|\b)",
     r"\bthe\s+(?:user|human|owner|developer|operator)\s+(?:has\s+|have\s+)?(?:already\s+)?(?:already\s+)(?:agreed|approved|consented|confirmed|accepted|authori[sz]ed|signed\s+off|said\s+yes|pre-?approved)\b",
@@ -809,6 +811,8 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
         forms.append(raw)
     if len(_LEET_WORD.findall(sk)) >= 2:
         forms.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), sk))
+    if re.search(r"[a-z][A-Z][a-z]", text):  # "IgnoreAllPreviousInstructions"
+        forms.append(skeleton(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)))
     if _WORD_JOIN.search(sk):  # "ignore_all_previous_instructions", "disable-the-scanner"
         forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:

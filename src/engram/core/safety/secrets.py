@@ -286,13 +286,19 @@ _SENTENCE_SET = lazy_compile(
     rf"(?:the\s+|la\s+|a\s+|o\s+|le\s+|das\s+|dem\s+|el\s+)?(?:\w+\s+)?(?:{_PASSWORD_WORD})\s+(?:to\s+|=\s*|:\s*)?"
     r"(?P<q>[\"'`«“„‘]?)(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
+# The value before its name: "Winter2024Secure is the SMTP password".
+_VALUE_FIRST = lazy_compile(
+    rf"(?i)(?<![\w@./-])(?P<val>[^\s\"'`]{{6,64}})\s+is\s+(?:the|our|my|his|her|their|what)\s+"
+    rf"(?:[\w-]+\s+){{0,4}}?(?:{_PASSWORD_WORD}|types\s+at\s+the\s+(?:sudo|login|password)\s+prompt)\b"
+)
 _BARE_KEYWORD = lazy_compile(rf"(?i)\b(?:{_PASSWORD_WORD})\s+(?P<val>[^\s\"'`]{{6,100}})")
 _RESET_TO = lazy_compile(r"(?i)\b(?:reset|changed|rotated|set)\s+to\s+(?P<val>[^\s\"'`]{8,100})")
 _PASSPHRASE = lazy_compile(
     r"(?i)\bpass\s*phrase\b[^.\n]{0,40}?\b(?:is|was|:)\s+(?P<val>[^.;\n\"]{8,80}?)(?=[.;\n\"]|$)"
 )
 _CRED_PAIR = lazy_compile(
-    r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?:\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
+    r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?"
+    r"(?::|\s(?:is|are))\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
 )
 _SPELLED = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,50}}:\s*(?P<val>(?:[A-Za-z0-9]{{1,8}}\s){{3,}}[A-Za-z0-9]{{1,8}})(?=\s*(?:$|[.;,)]))"
@@ -708,7 +714,7 @@ def _sentence_spans(text: str) -> list[Span]:
             continue  # a sentence after the colon ("min 12 chars, one digit")
         if _classes(joined) >= 3 or (_classes(joined) >= 2 and len(joined) >= 12):
             out.append((m.start("val"), m.end("val"), "password"))
-    for rx in (_BARE_KEYWORD, _RESET_TO, _CRED_PAIR):
+    for rx in (_BARE_KEYWORD, _RESET_TO, _CRED_PAIR, _VALUE_FIRST):
         for m in rx.finditer(text):
             s, e, value, _ = _value_span(m)
             if _is_placeholder(value) or _looks_like_word(value):
@@ -925,6 +931,15 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
         if len(core) < 20 or re.fullmatch(r"(?:sha\d+|md5)-.*|pk_(?:live|test)_.*", core, re.I):
             continue
         if re.fullmatch(r"[0-9a-fA-F-]+", core):  # hashes, digests, UUIDs, SHA pins
+            before_hex = text[max(0, m.start() - 40) : m.start()]
+            if (
+                re.fullmatch(r"[0-9a-fA-F]{32,}", core)
+                and re.search(
+                    r"(?i)\b(?:key|secret|token|password|unseal|signing)\b[^.\n]{0,20}$", before_hex
+                )
+                and not _HASH_CONTEXT.search(before_hex)
+            ):
+                out.append((m.start(), m.end(), "hex-key"))  # "the unseal key is <64 hex>"
             continue
         if re.fullmatch(r"[\d_-]+", core) or not re.search(r"\d", core):
             continue
