@@ -121,9 +121,12 @@ def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
             return root, rel
     for root in roots.all:
         rel = raw.strip("/")
-        if (root.path / rel).is_symlink():
+        if any(
+            (root.path / Path(*Path(rel).parts[: i + 1])).is_symlink()
+            for i in range(len(Path(rel).parts))
+        ):
             raise UsageError(
-                f"{raw} is a symbolic link: Engram never reads or records a linked memory file; "
+                f"{raw} is or passes through a symbolic link: Engram never reads or records a linked memory file; "
                 "replace the link with the file itself (or remove it), then accept it"
             )
         if (root.path / rel).is_file() or rel in read_manifest(root):
