@@ -171,7 +171,7 @@ def test_global_files_go_to_the_global_root_and_auto_memory_to_the_workspace(
     assert "needs Docker running" in local.stdout and "early returns" not in local.stdout
 
 
-def test_a_line_that_held_a_secret_is_not_proposed_again_and_its_section_is_replaced(
+def test_a_line_that_held_a_secret_is_not_proposed_again_and_stays_in_its_file(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -200,8 +200,10 @@ def test_a_line_that_held_a_secret_is_not_proposed_again_and_its_section_is_repl
     assert "AGENTS.md (agents): 5 already in memory\nNothing new to propose." in again.stdout
     assert "eng1_" not in again.stdout and "-2 (" not in again.stdout
     plan = _run(proj, home, "import", "--replace-with-pointer", "--plan")
-    assert "would replace 2 approved section(s) in AGENTS.md" in plan.stdout, plan.stdout
-    assert "-- Set `API_KEY=" in plan.stdout and "-## Secrets" in plan.stdout
+    # Memory holds the secret lines only redacted: they stay in the file, the rest goes.
+    assert "would replace 1 approved section(s) in AGENTS.md" in plan.stdout, plan.stdout
+    assert "-- Set `API_KEY=" not in plan.stdout and "-## Secrets" not in plan.stdout
+    assert "-- Never force-push to main." in plan.stdout
 
 
 def test_file_names_globs_and_headings_are_screened_before_anything_is_proposed(
