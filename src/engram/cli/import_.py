@@ -130,23 +130,10 @@ def run_pointer(args: argparse.Namespace) -> int:
     if args.restore:
         edits = pointer.plan_restore(place, [_shown(place, p) for p in args.paths])
     else:
-        from engram.importers.propose import committed_content, held_contents, read_pieces
+        from engram.importers.propose import held_ranges
 
         base = roots.project_dir or place.base
-        _, pieces = read_pieces(_request(args, base), base)
-        held = held_contents(roots, [r.scope for r in roots.all])
-        ranges: dict[str, list[tuple[int, int]]] = {}
-        for piece in pieces:
-            if not args.user_level and piece.source.startswith(("~", "/")):
-                continue  # another program's file (Claude's auto memory) is left alone
-            body = _content(piece)
-            if body is None or committed_content(body) not in held:
-                continue
-            from engram.core.safety import redact
-
-            if redact(body).changed:  # memory holds it redacted, not as written: keep the line
-                continue
-            ranges.setdefault(piece.source, []).append((piece.start, piece.end))
+        ranges = held_ranges(roots, _request(args, base), base, user_level=args.user_level)
         edits = pointer.plan_pointers(place, ranges)
     if not args.plan:
         pointer.apply(place, edits, restoring=args.restore)
@@ -160,16 +147,6 @@ def _shown(place: Any, path: str) -> str:
     if rel.startswith(".."):
         raise UsageError(f"{path} is outside {place.base}")
     return place.label + rel
-
-
-def _content(piece: Any) -> str | None:
-    from engram.core.errors import EngramError
-    from engram.core.write.candidates import make_candidate
-
-    try:
-        return make_candidate(1, type=piece.type, text=piece.text).text
-    except EngramError:
-        return None
 
 
 def _pointer_result(edits: list[Any], args: argparse.Namespace) -> Result:

@@ -185,23 +185,20 @@ class Place:
         return shown[len(self.label) :] if self.label and shown.startswith(self.label) else shown
 
 
-# The files a pointer may replace or restore: the instruction files the importers read.
-_INSTRUCTION_NAMES = frozenset(
-    """AGENTS.md CLAUDE.md GEMINI.md .cursorrules .windsurfrules .clinerules
-    copilot-instructions.md global_rules.md""".split()
-)
-_RULE_FOLDERS = frozenset({"rules", "Rules", ".clinerules", "instructions", "memories"})
-
-
 def instruction_file(rel: str) -> bool:
-    """Whether `rel` names an instruction file (never anything under a `.git` folder)."""
+    """Whether `rel` names a file the importers read (never anything under a `.git` folder):
+    the only files a pointer may replace or a backup restore."""
+    from fnmatch import fnmatch
+
+    from engram.importers import READERS, reader, user_files
+
     parts = Path(rel).parts
     if not parts or ".git" in parts or ".." in parts or Path(rel).is_absolute():
         return False
-    name = parts[-1]
-    if name in _INSTRUCTION_NAMES or name.endswith((".mdc", ".instructions.md")):
-        return True
-    return name.endswith(".md") and len(parts) > 1 and parts[-2] in _RULE_FOLDERS
+    mods = [reader(n) for n in READERS]
+    return any(m.matches(rel) for m in mods) or any(
+        fnmatch(rel, pattern) for m in mods for pattern in user_files(m)
+    )
 
 
 def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:

@@ -266,6 +266,32 @@ def committed_content(text: str) -> str:
     return content_of(redact(text).text).strip()
 
 
+def held_ranges(
+    roots: Any, req: ImportRequest, base: Any, *, user_level: bool
+) -> dict[str, list[tuple[int, int]]]:
+    """(start, end) lines of every imported section that memory holds as written, per file:
+    what `--replace-with-pointer` may hand over. A line memory holds only redacted (it
+    carried a secret) is not held as written, so it stays in its file."""
+    from engram.core.errors import EngramError
+    from engram.core.safety import redact
+    from engram.core.write.candidates import make_candidate
+
+    _, pieces = read_pieces(req, base)
+    held = held_contents(roots, [r.scope for r in roots.all])
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for piece in pieces:
+        if not user_level and piece.source.startswith(("~", "/")):
+            continue  # another program's file (Claude's auto memory) is left alone
+        try:
+            body = make_candidate(1, type=piece.type, text=piece.text).text
+        except EngramError:
+            continue
+        if committed_content(body) not in held or redact(body).changed:
+            continue
+        ranges.setdefault(piece.source, []).append((piece.start, piece.end))
+    return ranges
+
+
 def held_contents(roots: Any, scopes: list[str]) -> set[str]:
     from engram.core.write.approvals import durable_memories
 

@@ -539,8 +539,6 @@ def _graded_entry(ctx: ReadContext, c: Candidate, variant: str) -> dict[str, Any
     return {
         "id": c.row["id"],
         "confidence": c.confidence,
-        "features": list(c.features),
-        "pulled_by": c.pulled_by,
         "body_tokens": estimate_tokens(render_compact(mem, variant)),
         "card_tokens": estimate_tokens(render_card(mem)),
     }

@@ -215,8 +215,6 @@ class Candidate:
 
     __slots__ = (
         "confidence",
-        "coverage",
-        "features",
         "idf_share",
         "matched",
         "named",
@@ -225,7 +223,6 @@ class Candidate:
         "reason",
         "row",
         "score",
-        "specific",
         "tier",
     )
 
@@ -245,9 +242,6 @@ class Candidate:
         # Rare query terms its title or tags name: such a memory is never cut for a low score.
         self.named: frozenset[str] = frozenset()
         self.idf_share = 1.0  # share of the query's informative weight (idf) that it matches
-        self.coverage = 1.0  # share of the query's meaningful terms that it matches
-        self.features: tuple[float, ...] = ()  # the evidence confidence is computed from
-        self.specific = 1.0  # idf of its rarest matched task term, over the most a term can have
         self.confidence = 1.0  # how sure the router is that the memory applies (see `grade`)
         self.tier = "body"  # what the confidence earns: "body", "card" or "unsure"
         self.pulled_by = ""  # for a prerequisite: the id of the memory that needs it
@@ -456,8 +450,6 @@ def rank(
             parts["paths"] = 3.0
         cand = Candidate(row, round(sum(parts.values()), 4), parts, sorted(matched))
         cand.idf_share = idf_share
-        cand.coverage = coverage
-        cand.specific = min(1.0, max((idf.get(t, 0.0) for t in own), default=0.0) / max_idf)
         if rowid in triggered or rowid in pathed:  # a trigger phrase or a touched file names it
             cand.named = cand.named | {TRIGGERED}
         if rowid in declared:
@@ -546,37 +538,6 @@ CARD_CONFIDENCE = 0.2  # at or above: a one-line card; below: nothing
 THIN_FACTOR = 0.5  # a task of one meaningful word: only a clear match keeps its confidence
 
 
-FEATURES = (
-    "idf_share",  # share of the task's informative (idf) weight the memory matches
-    "relative",  # its score over the best match's (agreement of field, tag, trigger signals)
-    "named",  # rare task words its title or tags name (0, 1, 2+ → 0, 0.5, 1)
-    "trigger",  # a trigger phrase a person wrote for it is in the task
-    "specific",  # idf of its rarest matched task word over the most a word can have
-    "coverage",  # share of the task's meaningful words it matches
-    "task_words",  # how many meaningful words the task has (6 or more → 1)
-    "thin",  # the task has at most one meaningful word ("commit this", "thanks")
-    "tags",  # task words its tags name (2 or more → 1)
-    "paths",  # it names a file the work touches
-)
-
-
-def confidence_features(cand: Candidate, top: float, n_terms: int) -> tuple[float, ...]:
-    """The evidence for `cand`, each in [0, 1], in the order of FEATURES."""
-    named = len(cand.named - {TRIGGERED, DECLARED})
-    return (
-        round(cand.idf_share, 4),
-        round(cand.score / top if top > 0 else 0.0, 4),
-        min(named, 2) / 2,
-        1.0 if TRIGGERED in cand.named else 0.0,
-        round(cand.specific, 4),
-        round(cand.coverage, 4),
-        min(n_terms, 6) / 6,
-        1.0 if n_terms <= 1 else 0.0,
-        min(cand.parts.get("tags", 0.0) / 1.2, 2) / 2,
-        1.0 if cand.parts.get("paths") else 0.0,
-    )
-
-
 def confidence(cand: Candidate, top: float) -> float:
     """How sure the router is that `cand` applies, from evidence that does not depend on rank:
 
@@ -613,7 +574,6 @@ def grade(
     own = [c for c in selected if not c.pulled_by]
     top = max((c.score for c in own), default=0.0)
     for c in own:
-        c.features = confidence_features(c, top, len(terms))
         c.confidence = confidence(c, top)
         if DECLARED in c.named:  # a person bound it to a file the work touches: it applies
             c.confidence = max(c.confidence, body_at)

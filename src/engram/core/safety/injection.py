@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from engram.core.safety.intent import aimed_at_reader, blank_mentions, find_intent
 from engram.core.safety.normalise import (
+    CODE_SPAN,
     folded,
     is_invisible,
     lazy_compile,
@@ -118,7 +119,6 @@ def _hidden_char(text: str) -> tuple[int, str] | None:
 
 # ---------------------------------------------------------------- markup
 
-_CODE_SPAN = lazy_compile(r"```.*?```|`[^`\n]*`", re.S)
 _MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "active HTML element",
@@ -186,7 +186,7 @@ def _url_carries_data(url: str, image: bool) -> bool:
 
 
 def _markup(text: str) -> Refusal | None:
-    text = _CODE_SPAN.sub(" ", text)  # quoted code is shown as it is, never rendered
+    text = CODE_SPAN.sub(" ", text)  # quoted code is shown as it is, never rendered
     for why, rx in _MARKUP:
         m = rx.search(text)
         if m:

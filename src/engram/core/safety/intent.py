@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engram.core.safety.normalise import lazy_compile
+from engram.core.safety.normalise import CODE_SPAN, lazy_compile
 
 
 def _stems(words: str) -> str:
@@ -271,7 +271,6 @@ AUTHORITY_HEAD = lazy_compile(
     re.I,
 )
 _CLAUSE_END = lazy_compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
-_CODE = lazy_compile(r"```.*?```|`[^`\n]*`", re.S)
 _NEGATED = lazy_compile(
     r"(?:\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|cannot|can'?t|should\s+not|shouldn'?t|"
     r"not\s+allowed\s+to|forbidden\s+to|avoid|nunca|jamas|jamais|niemals|nie|no\s+(?:debes|se\s+debe)|"
@@ -711,7 +710,7 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     hit = _remote_exec(form)
     if hit:
         return "remote_exec", hit
-    blanked = blank_mentions(_CODE.sub(lambda m: " " * len(m.group(0)), form))
+    blanked = blank_mentions(CODE_SPAN.sub(lambda m: " " * len(m.group(0)), form))
     if not _trigger().search(blanked) and not (loose or AUTHORITY_HEAD.search(form)):
         return None  # no act of any intent anywhere: nothing to read clause by clause
     before = ""

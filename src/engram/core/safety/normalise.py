@@ -36,6 +36,9 @@ def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return LazyPattern(pattern, flags)  # type: ignore[return-value]
 
 
+# Quoted code (fenced or inline): shown as it is, never rendered nor read as prose.
+CODE_SPAN = lazy_compile(r"```.*?```|`[^`\n]*`", re.S)
+
 # Letters of Cyrillic, Greek, Armenian and Cherokee (and a few Latin extensions) that
 # render like a Latin letter, after NFKD and case folding. Derived from the Unicode
 # confusables data (UTS #39) for the scripts that are mixed into Latin text in practice.

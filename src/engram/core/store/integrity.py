@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engram.core.errors import UsageError
+from engram.core.errors import ContainmentError, UsageError
 from engram.core.results import Diagnostic, Result
 from engram.core.store.files import (
     MANAGED_DIRS,
     atomic_write,
     current_hashes,
+    file_stat,
     read_bytes,
     read_manifest,
     read_memory_file,
@@ -121,14 +122,16 @@ def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
             return root, rel
     for root in roots.all:
         rel = raw.strip("/")
-        if any(
-            (root.path / Path(*Path(rel).parts[: i + 1])).is_symlink()
-            for i in range(len(Path(rel).parts))
-        ):
+        try:  # the store's own walk: no folder or file on the way may be a link
+            file_stat(root, root.path / rel)
+        except ContainmentError as exc:
             raise UsageError(
-                f"{raw} is or passes through a symbolic link: Engram never reads or records a linked memory file; "
-                "replace the link with the file itself (or remove it), then accept it"
-            )
+                f"{raw} is or passes through a symbolic link: Engram never reads or records a "
+                f"linked memory file ({exc.message}); replace the link with the file itself "
+                "(or remove it), then accept it"
+            ) from exc
+        except OSError:
+            pass  # absent (a missing file may still be recorded) or unreadable: decided below
         if (root.path / rel).is_file() or rel in read_manifest(root):
             return root, rel
         for sub in MANAGED_DIRS:
