@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,43 @@ def test_claude_hooks_run_validate_and_reach_the_model(box: Sandbox, tmp_path: P
     assert "SessionStart hook additional context: Engram memory for session start" in sent
     assert f'UserPromptSubmit hook additional context: Engram memory for \\"{prompt}\\"' in sent
     assert sent.count("Release with make release after tagging the version") >= 2
+
+
+def test_claude_asks_before_engram_commit_even_when_the_tools_are_allowed(box: Sandbox) -> None:
+    claude = host_program("claude")
+    box.link("claude", "--no-hooks")
+    approve_claude_project(box)
+    rules = box.project / ".agents" / ".engram" / "rules"
+
+    def call(tool: str, arguments: dict) -> list:
+        name = f"mcp__engram__engram_{tool}"
+        return fake_model.messages_tool_use(f"msg_{tool}", "claude-sonnet-4-5", name, arguments)
+
+    def say(text: str) -> list:
+        return fake_model.messages_text("msg_text", "claude-sonnet-4-5", text)
+
+    # The person allowed both tools and skips permission prompts: engram_save runs unasked,
+    # engram_commit (requiresUserInteraction, R-APP-6) still needs a person, and `-p` has none.
+    allow = ["--allowedTools", "mcp__engram__engram_save", "mcp__engram__engram_commit"]
+    with fake_model.serve(save_then_commit(say, call)) as model:
+        env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-offline-test"}
+        env["IS_SANDBOX"] = "1"  # lets --dangerously-skip-permissions run as root in CI
+        argv = [str(claude), "-p", "Save the linter rule.", "--output-format", "stream-json"]
+        argv += ["--verbose", "--dangerously-skip-permissions", *allow]
+        done = box.run(argv, offline=False, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    events = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
+    results = {
+        c["tool_use_id"]: c
+        for e in events
+        if e.get("type") == "user"
+        for c in e["message"]["content"]
+        if isinstance(c, dict) and c.get("type") == "tool_result"
+    }
+    assert not results["toolu_msg_save"].get("is_error"), results  # an allowed tool does run
+    assert results["toolu_msg_commit"]["is_error"] is True, results
+    assert "requires permission" in json.dumps(results["toolu_msg_commit"])
+    assert not any(rules.glob("*.md"))
 
 
 # --- Codex -----------------------------------------------------------------------------------
@@ -511,6 +549,91 @@ def test_opencode_global_connects_and_unlink_restores(box: Sandbox) -> None:
     assert box.files(user, ["opencode.jsonc", "opencode.json", "AGENTS.md"]) == before
 
 
+def save_then_commit(say: Callable[..., list], call: Callable[..., list]) -> fake_model.Script:
+    """A model that proposes a rule with engram_save, then commits it with the token it was
+    given, then ends: what a model that does not wait for the person would do. `call(name,
+    arguments)` and `say(text)` build the events of the host's wire format; requests without
+    tools (a title, a summary) get a plain answer."""
+    step = [0]
+
+    def script(request: fake_model.Request) -> list[fake_model.Event]:
+        if not (request.body or {}).get("tools"):
+            return say("Title")
+        step[0] += 1
+        if step[0] == 1:
+            return call("save", {"type": "rule", "text": "Run the linter before every push"})
+        token = fake_model.last_approval_token(request)
+        if step[0] == 2 and token:
+            return call("commit", {"approval_token": token, "approve": "all"})
+        return say("Done.")
+
+    return script
+
+
+def opencode_turn(box: Sandbox, opencode: Path, *flags: str) -> list[dict]:
+    """`opencode run --format json` against the scripted model: the tool-use events."""
+
+    def call(tool: str, arguments: dict) -> list:
+        name = f"engram_engram_{tool}"
+        return fake_model.messages_tool_use(f"msg_{tool}", "claude-sonnet-4-5", name, arguments)
+
+    def say(text: str) -> list:
+        return fake_model.messages_text("msg_text", "claude-sonnet-4-5", text)
+
+    with fake_model.serve(save_then_commit(say, call)) as model:
+        # The provider comes in through OpenCode's inline config, so the files stay as linked.
+        provider = {"options": {"baseURL": f"{model.url}/v1", "apiKey": "sk-ant-offline"}}
+        inline = {"provider": {"anthropic": provider}, "model": "anthropic/claude-sonnet-4-5"}
+        env = {"OPENCODE_CONFIG_CONTENT": json.dumps(inline)}
+        argv = [str(opencode), "run", "--format", "json", *flags, "Save the linter rule."]
+        done = box.run(argv, offline=False, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    events = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
+    return [e["part"] for e in events if e.get("type") == "tool_use"]
+
+
+def test_opencode_asks_before_engram_commit_and_allow_would_not(box: Sandbox) -> None:
+    opencode = host_program("opencode")
+    linked = box.link("opencode")
+    config = box.project / "opencode.json"
+    assert json.loads(config.read_text(encoding="utf-8"))["permission"] == {
+        "engram_engram_commit": "ask"
+    }
+    assert "host.opencode_commit_preapproved" not in box.engram("doctor", "--json").stdout
+    rules = box.project / ".agents" / ".engram" / "rules"
+
+    used = opencode_turn(box, opencode)
+    assert [u["tool"] for u in used] == ["engram_engram_save", "engram_engram_commit"], used
+    assert used[0]["state"]["status"] == "completed"
+    # `run` has no person to ask: the call that needs a yes is refused, never run.
+    assert used[1]["state"]["status"] == "error", used[1]
+    assert not any(rules.glob("*.md"))
+
+    # A later rule that allows the call (in the person's own user config): OpenCode runs it
+    # unasked, so doctor warns, and upgrade puts Engram's rule last again.
+    box.write(
+        ".config/opencode/opencode.json", '{"permission": {"engram_*": "allow"}}', base=box.home
+    )
+    user_allowed = json.loads(box.engram("doctor", "--json").stdout)["diagnostics"]
+    assert not [d for d in user_allowed if d["code"] == "host.opencode_commit_preapproved"]
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace('"engram_engram_commit": "ask"', '"engram_engram_commit": "allow"')
+    )
+    doctor = json.loads(box.engram("doctor", "--json").stdout)["diagnostics"]
+    assert [d["code"] for d in doctor if d["code"] == "host.opencode_commit_preapproved"]
+    used = opencode_turn(box, opencode)
+    assert used[-1]["tool"] == "engram_engram_commit" and used[-1]["state"]["status"] == "completed"
+    assert [p.name for p in rules.glob("*.md")] == ["run-linter-before-every-push.md"]
+
+    box.ok("upgrade")
+    assert json.loads(config.read_text(encoding="utf-8"))["permission"] == {
+        "engram_engram_commit": "ask"
+    }
+    assert "host.opencode_commit_preapproved" not in box.engram("doctor", "--json").stdout
+    assert linked["written"]
+
+
 def gemini_turn(box: Sandbox, gemini: Path, prompt: str) -> tuple[str, list]:
     """One `gemini -p --debug` turn against the scripted model: (debug output, requests)."""
 
@@ -532,6 +655,64 @@ def gemini_turn(box: Sandbox, gemini: Path, prompt: str) -> tuple[str, list]:
         requests = model.model_requests(":streamGenerateContent")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout + done.stderr, requests
+
+
+def gemini_commit_turn(box: Sandbox, gemini: Path) -> tuple[set[str], list[dict]]:
+    """`gemini -p` whose model proposes then commits: (engram tools offered, responses)."""
+    offered: set[str] = set()
+
+    def call(tool: str, arguments: dict) -> list:
+        return fake_model.gemini_function_call(f"mcp_engram_engram_{tool}", arguments)
+
+    inner = save_then_commit(fake_model.gemini_text, call)
+
+    def script(request: fake_model.Request) -> list[fake_model.Event]:
+        for tool in (request.body or {}).get("tools", []):
+            offered.update(d["name"] for d in tool.get("functionDeclarations", []))
+        if ":streamGenerateContent" not in request.path:
+            return [{"type": "json", "body": fake_model.gemini_text("Title")[0]}]
+        return inner(request)
+
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    settings["privacy"] = {"usageStatisticsEnabled": False}
+    box.write(".gemini/settings.json", json.dumps(settings), base=box.home)
+    with fake_model.serve(script) as model:
+        env = {"GEMINI_API_KEY": "offline-test", "GOOGLE_GEMINI_BASE_URL": model.url}
+        argv = [str(gemini), "-p", "Save the linter rule.", "-m", "gemini-2.5-flash"]
+        done = box.run(argv, offline=False, env=env)
+        requests = model.model_requests(":streamGenerateContent")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    responses = [
+        part["functionResponse"]
+        for r in requests
+        for content in r.body.get("contents", [])
+        for part in content.get("parts", [])
+        if "functionResponse" in part
+    ]
+    return {n for n in offered if "engram" in n}, responses
+
+
+def test_gemini_never_runs_engram_commit_unasked_and_trust_would(box: Sandbox) -> None:
+    gemini = host_program("gemini")
+    box.link("gemini", "--no-hooks")
+    trust_gemini_folder(box)
+    rules = box.project / ".agents" / ".engram" / "rules"
+
+    # Without a person to confirm, Gemini CLI (0.61) offers its model no MCP tool at all.
+    offered, responses = gemini_commit_turn(box, gemini)
+    assert "mcp_engram_engram_commit" not in offered
+    assert not any("Saved" in json.dumps(r) for r in responses)
+    assert not any(rules.glob("*.md"))
+
+    # `trust: true` on the server skips confirmation: the same turn writes, and doctor says so.
+    settings = box.project / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    data["mcpServers"]["engram"]["trust"] = True
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    assert "host.gemini_trust" in box.engram("doctor", "--json").stdout
+    offered, responses = gemini_commit_turn(box, gemini)
+    assert "mcp_engram_engram_commit" in offered
+    assert [p.name for p in rules.glob("*.md")] == ["run-linter-before-every-push.md"]
 
 
 def hook_contexts(requests: list[fake_model.Request]) -> list[str]:

@@ -51,7 +51,7 @@ def host_findings(start: Path | None) -> tuple[list[Diagnostic], list[dict]]:
             if not any(isinstance(i, Inspection) and i.present for _, i in seen):
                 continue
             rows.append({"host": name, "scope": scope.kind})
-            _check_host(name, scope, seen, out, __version__)
+            _check_host(name, scope, seen, out, __version__, workspace)
             _check_person_steps(name, scope, seen, out, workspace)
     return out, rows
 
@@ -112,7 +112,9 @@ def _check_person_steps(
             )
 
 
-def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], version: str) -> None:
+def _check_host(
+    name: str, scope: Scope, seen: list, out: list[Diagnostic], version: str, workspace: Path | None
+) -> None:
     where = f"{name} ({scope.kind})"
     fix = f"engram link {name}" + (" --global" if scope.is_global else "")
 
@@ -217,6 +219,19 @@ def _check_host(name: str, scope: Scope, seen: list, out: list[Diagnostic], vers
                     "run `engram upgrade`",
                     target.path,
                 )
+    if name == "opencode" and registered is not None:
+        from engram.hosts import opencode
+
+        project = scope.base if not scope.is_global else workspace
+        action, where = opencode.commit_action(scope, project)
+        if action == opencode.ALLOW:
+            add(
+                "warning",
+                "host.opencode_commit_preapproved",
+                f"OpenCode would run engram_commit without asking anyone ({where} decides); "
+                f'run `engram upgrade` to add `"{opencode.COMMIT_TOOL}": "ask"` as the last rule '
+                "of `permission`, and remove any later rule that allows it",
+            )
     if name == "claude":
         from engram.hosts.claude import commit_allow_rules
 

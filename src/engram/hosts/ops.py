@@ -257,7 +257,9 @@ def _apply(
     try:
         if op == "unlink":
             after = target.unlink(before, rec)
-        elif op == "upgrade" and not target.inspect(before).present:
+        elif (
+            op == "upgrade" and not target.restore_on_upgrade and not target.inspect(before).present
+        ):
             return change("unchanged", "not linked")
         else:
             after = target.link(before, rec, force)

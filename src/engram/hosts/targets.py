@@ -30,6 +30,7 @@ from engram.hosts.files import (
 REGISTRATION = "registration"
 HOOKS = "hooks"
 INSTRUCTIONS = "instructions"
+GATE = "approval gate"
 NOTE = "note"
 
 
@@ -121,6 +122,8 @@ class Target:
     role: str
     path: Path | None
     label: str
+    # `upgrade` applies it whenever the host is linked, even when it is missing (a gate)
+    restore_on_upgrade = False
 
     def link(self, text: str | None, rec: dict, force: bool) -> str | None:
         return text
@@ -217,6 +220,83 @@ class JsonServer(Target):
             k in existing for k in self.obsolete
         )
         return Inspection(True, command=command, stale=stale, detail=dict(existing))
+
+
+@dataclass
+class JsonGate(Target):
+    """A per-tool permission that makes a host ask before engram_commit (OpenCode's
+    `permission.engram_engram_commit = "ask"`) in a host whose rules are evaluated in order,
+    the last matching rule winning: Engram's entry is kept the last one of its object.
+
+    A whole-object string (`"permission": "allow"`) becomes `{"*": "allow", <ours>}`, which
+    the host reads the same way, and goes back to the string on unlink. A person's stricter
+    value (`keep`, e.g. "deny") is left as it is.
+    """
+
+    path: Path
+    keys: tuple[str, ...]  # the rules object, e.g. ("permission",)
+    tool: str
+    value: str = "ask"
+    keep: tuple[str, ...] = ("deny",)
+    role: str = GATE
+    label: str = "approval before engram_commit"
+    restore_on_upgrade = True
+
+    def _rules(self, doc: JsonDoc) -> Any:
+        return doc.get(self.keys)
+
+    def link(self, text: str | None, rec: dict, force: bool) -> str | None:
+        doc = JsonDoc(text or "")
+        if text is None:
+            rec["created"] = True
+        rules = self._rules(doc)
+        if rules is None:
+            _before_insert(doc, rec, (*self.keys, self.tool))
+            _remember(rec, doc.set((*self.keys, self.tool), self.value))
+            return doc.dumps()
+        if isinstance(rules, str):
+            rec["was_string"] = rules
+            doc.replace(self.keys, {"*": rules, self.tool: self.value})
+            return doc.dumps()
+        if not isinstance(rules, dict):
+            raise ConfigParseError(f"{_key(self.keys)} is neither an object nor a string")
+        current = rules.get(self.tool)
+        last = list(rules)[-1] == self.tool
+        if current in self.keep or (current == self.value and last):
+            return doc.dumps()
+        doc.remove((*self.keys, self.tool))
+        doc.set((*self.keys, self.tool), self.value)
+        return doc.dumps()
+
+    def unlink(self, text: str | None, rec: dict) -> str | None:
+        if text is None:
+            return None
+        doc = JsonDoc(text)
+        rules = self._rules(doc)
+        if not isinstance(rules, dict) or rules.get(self.tool) != self.value:
+            return text  # not Engram's value (a person changed it): theirs now
+        was = rec.pop("was_string", None)
+        if was is not None and rules == {"*": was, self.tool: self.value}:
+            doc.replace(self.keys, was)
+            return _finish(doc, rec)
+        doc.remove(
+            (*self.keys, self.tool), empty_inner=rec.get("inner", {}).get(_key(self.keys), "")
+        )
+        _prune(doc, rec)
+        return _finish(doc, rec)
+
+    def inspect(self, text: str | None) -> Inspection:
+        if text is None:
+            return Inspection()
+        rules = self._rules(JsonDoc(text))
+        if not isinstance(rules, dict) or self.tool not in rules:
+            return Inspection(detail={"rules": rules})
+        last = list(rules)[-1] == self.tool
+        return Inspection(
+            rules[self.tool] == self.value or rules[self.tool] in self.keep,
+            stale=not last or rules[self.tool] not in (self.value, *self.keep),
+            detail={"rules": rules},
+        )
 
 
 @dataclass

@@ -11,6 +11,7 @@ number of requests and shuts itself down after a fixed lifetime even if a test f
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -142,6 +143,48 @@ def messages_text(message_id: str, model: str, text: str) -> list[Event]:
     ]
 
 
+def messages_tool_use(
+    message_id: str, model: str, name: str, arguments: dict[str, Any]
+) -> list[Event]:
+    """A streamed Messages API answer whose only block is a call of tool `name`."""
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    block = {"type": "tool_use", "id": f"toolu_{message_id}", "name": name, "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(arguments)}
+    return [
+        {
+            "type": "message_start",
+            "message": {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+APPROVAL_TOKEN = re.compile(r"eng1_[A-Za-z0-9_-]+")
+
+
+def last_approval_token(request: Request) -> str | None:
+    """The newest Engram approval token in what the host sent back (a tool's result)."""
+    found = APPROVAL_TOKEN.findall(json.dumps(request.body))
+    return found[-1] if found else None
+
+
 def messages_json(message_id: str, model: str, text: str) -> dict[str, Any]:
     """The same answer, not streamed (for requests that ask without `stream`)."""
     return {
@@ -166,6 +209,21 @@ def gemini_text(text: str) -> list[Event]:
             "candidates": [
                 {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
             ],
+            "usageMetadata": {
+                "promptTokenCount": 1,
+                "candidatesTokenCount": 1,
+                "totalTokenCount": 2,
+            },
+        }
+    ]
+
+
+def gemini_function_call(name: str, arguments: dict[str, Any]) -> list[Event]:
+    """A streamed Gemini answer whose only part is a call of function `name`."""
+    part = {"functionCall": {"name": name, "args": arguments}}
+    return [
+        {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}],
             "usageMetadata": {
                 "promptTokenCount": 1,
                 "candidatesTokenCount": 1,
