@@ -91,19 +91,20 @@ def test_named_signals_are_project_paths_or_a_clear_error(tmp_path: Path) -> Non
 def test_a_git_that_hangs_is_stopped_and_the_hook_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engram.core.read.signals as signals
+    import engram.core.read.worktree as worktree
 
     for name in ("GIT_DIR", "GIT_WORK_TREE"):
         monkeypatch.delenv(name, raising=False)
     project = tmp_path / "p"
     api.init(project)
     (project / ".git").mkdir()  # git would be asked
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     bin_dir, pid_file = tmp_path / "bin", tmp_path / "git.pid"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(f'#!/bin/sh\necho $$ > "{pid_file}"\nexec sleep 30\n')
     (bin_dir / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setattr(signals, "GIT_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(worktree, "GIT_TIMEOUT_S", 0.3)
     assert work_signals(project, project / "src") == (["src"], "")
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left running

@@ -14,12 +14,11 @@ import re
 import sqlite3
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from engram.core.read.worktree import changed_files
 from engram.core.store.roots import WORKSPACE_SUBDIR
 
 MAX_PATHS = 50  # touched files considered (a huge diff says little about any one memory)
-GIT_TIMEOUT_S = 2.0
 _SPLIT_RE = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
 
 
@@ -309,138 +308,12 @@ def path_matches(conn: sqlite3.Connection, paths: list[str]) -> tuple[set[int], 
     return declared, hits - declared
 
 
-def _git_top(project_dir: Path) -> str | None:
-    """The folder of the repository git would find for this folder (the one holding `.git`,
-    a folder or the file of a worktree or submodule), "" when the environment names the
-    repository (GIT_DIR, GIT_WORK_TREE), None when there is none."""
-    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
-        return ""
-    folder = os.path.abspath(project_dir)
-    while True:
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
-_FILTER_SECTION = re.compile(r'^\s*\[\s*filter\s+"((?:[^"\\\n]|\\.)+)"\s*\]', re.M)
-
-
-def _repository_filters(top: str | None) -> list[str]:
-    """`-c` overrides that turn off the content filters the repository's own config defines.
-
-    `git status` runs a file's clean filter to compare its content when its timestamps
-    changed, and the repository's config (or a tool that wrote to it) names the program;
-    filters from the user's own configuration (git-lfs) are theirs and keep working."""
-    if not top:
-        return []
-    git = os.path.join(top, ".git")
-    try:
-        if os.path.isfile(git):  # a worktree or submodule: "gitdir: <path>"
-            with open(git, encoding="utf-8", errors="replace") as fh:
-                line = fh.read(4096).strip()
-            if not line.startswith("gitdir:"):
-                return []
-            git = os.path.join(top, line[7:].strip())
-        with open(os.path.join(git, "config"), encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1 << 20)
-    except OSError:
-        return []
-    out: list[str] = []
-    for name in dict.fromkeys(_FILTER_SECTION.findall(text)):
-        for key, value in (
-            ("clean", "cat"),
-            ("smudge", "cat"),
-            ("process", ""),
-            ("required", "false"),
-        ):
-            out += ["-c", f"filter.{name}.{key}={value}"]
-    return out
-
-
-MAX_GIT_OUTPUT = 4 * 1024 * 1024  # a status listing larger than this says nothing useful
-
-
-def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes] | None:
-    """(exit code, stdout) of a short command, stderr discarded; None when it cannot run or
-    takes longer than `timeout` (it is killed). Started with posix_spawn where there is
-    one: importing `subprocess` would cost a hook more than git itself in a small project."""
-    if not hasattr(os, "posix_spawnp"):
-        import subprocess
-
-        try:
-            proc = subprocess.run(argv, env=env, capture_output=True, timeout=timeout, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return proc.returncode, proc.stdout
-    import select
-    import time
-
-    read_end, write_end = os.pipe()
-    null = os.open(os.devnull, os.O_RDWR)
-    try:
-        pid = os.posix_spawnp(
-            argv[0],
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, null, 0),
-                (os.POSIX_SPAWN_DUP2, write_end, 1),
-                (os.POSIX_SPAWN_DUP2, null, 2),
-            ],
-        )
-    except OSError:
-        os.close(read_end)
-        return None
-    finally:
-        os.close(write_end)
-        os.close(null)
-    chunks: list[bytes] = []
-    size = 0
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_end], [], [], left)[0]:
-                os.kill(pid, 9)  # too slow: the hook answers without git's view
-                os.waitpid(pid, 0)
-                return None
-            chunk = os.read(read_end, 65536)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size <= MAX_GIT_OUTPUT:
-                chunks.append(chunk)
-    finally:
-        os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks)
-
-
-def _git_status(
-    project_dir: Path, env: dict[str, str], *, ahead_behind: bool, overrides: list[str]
-) -> Any:
-    # The memory root is left out: editing memory is not the work, and in a repository
-    # that keeps thousands of memories, checking them would be most of git's time.
-    spec = ["--", ".", f":(exclude){WORKSPACE_SUBDIR.as_posix()}"]
-    return _run(
-        ["git", "-C", str(project_dir), "-c", "core.fsmonitor=", "-c",
-         "core.hooksPath=/dev/null", *overrides, "status", "--porcelain=v1", "-b", "--untracked-files=no",
-         "--ignore-submodules=all",
-         "-z", *([] if ahead_behind else ["--no-ahead-behind"]), *spec],
-        env, GIT_TIMEOUT_S,
-    )  # fmt: skip
-
-
 def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str], str]:
     """(files the work touches, branch) from git: changed and staged files, and the cwd
     when it is a folder inside the project. Empty outside a git work tree or on any error.
 
-    One `git status` call over the project's files (not the memory root), without counting
-    commits ahead of the upstream; repository-configured programs (fsmonitor, hooks) are
-    disabled because the repository may be hostile, and no lock is taken.
+    One `git status` over the project's files (not the memory root) through a private git
+    directory, so that nothing the repository's config names can run (`core.read.worktree`).
     """
     paths: list[str] = []
     if cwd is not None:
@@ -450,32 +323,8 @@ def work_signals(project_dir: Path, cwd: Path | None = None) -> tuple[list[str],
                 paths.append(rel + "/")
         except (OSError, ValueError):
             pass
-    top = _git_top(project_dir)
-    if top is None:  # no git to ask: spare the hook a process
+    seen = changed_files(str(project_dir), WORKSPACE_SUBDIR.as_posix())
+    if seen is None:
         return normalise_paths(paths), ""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    overrides = _repository_filters(top)
-    done = _git_status(project_dir, env, ahead_behind=False, overrides=overrides)
-    if done is not None and done[0] != 0:  # perhaps a git before 2.17: once more without it
-        done = _git_status(project_dir, env, ahead_behind=True, overrides=overrides)
-    if done is None or done[0] != 0:
-        return normalise_paths(paths), ""
-    # git names files from the top of the repository; the project may be a folder in it
-    prefix = os.path.relpath(os.path.abspath(project_dir), top) if top else os.curdir
-    prefix = "" if prefix == os.curdir else prefix.replace(os.sep, "/") + "/"
-    branch = ""
-    entries = done[1].decode("utf-8", "replace").split("\x00")
-    skip = False
-    for entry in entries:
-        if skip:  # the original name of a rename
-            skip = False
-            continue
-        if entry.startswith("## "):
-            head = entry[3:].split("...", 1)[0].strip()
-            branch = "" if head.startswith(("HEAD", "No commits")) else head
-        elif len(entry) > 3:
-            name = entry[3:]
-            if name.startswith(prefix):
-                paths.append(name[len(prefix) :])
-            skip = entry[0] in "RC"
-    return normalise_paths(paths), branch[:200]
+    changed, branch = seen
+    return normalise_paths([*paths, *changed]), branch[:200]
