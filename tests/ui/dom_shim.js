@@ -29,9 +29,18 @@ globalThis.document = {
 };
 globalThis.location = {hash: ""};
 const realFetch = globalThis.fetch;
-globalThis.fetch = (path, opts = {}) => realFetch(origin + path, {...opts,
-  headers: {...(opts.headers || {}), Cookie: cookie, ...(opts.method === "POST" ? {Origin: origin} : {})}});
-const settle = () => new Promise(r => setTimeout(r, 300));
+let inFlight = 0;  // settle() waits for the page's requests, however long a view takes
+globalThis.fetch = async (path, opts = {}) => {
+  inFlight++;
+  try {
+    const res = await realFetch(origin + path, {...opts,
+      headers: {...(opts.headers || {}), Cookie: cookie, ...(opts.method === "POST" ? {Origin: origin} : {})}});
+    const body = await res.text();  // read here so that the request is over when settle() returns
+    return new Response(body, {status: res.status, headers: res.headers});
+  } finally { inFlight--; }
+};
+const tick = () => new Promise(r => setTimeout(r, 20));
+const settle = async () => { for (let quiet = 0; quiet < 5; ) { await tick(); quiet = inFlight ? 0 : quiet + 1; } };
 const find = (pred) => byId.main.all().find(pred);
 (async () => {
   eval(script);  // the page's own script, as the browser would run it

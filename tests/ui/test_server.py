@@ -418,3 +418,19 @@ def test_bad_bodies_are_refused(client: Client) -> None:
     assert status == 400 and doc["error"]["code"] == "ui.body"
     status, doc = client.post("/api/decline", {"token": "x" * 70_000})
     assert status == 413
+
+
+def test_a_view_that_never_answers_is_given_up_and_the_page_goes_on(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engram.ui.server as server_module
+    from engram.ui import views
+
+    release = threading.Event()
+    monkeypatch.setattr(server_module, "VIEW_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(views, "health", lambda start, roots: release.wait(60))
+    status, body = client.get("/api/health")
+    assert status == 400 and body["error"]["code"] == "ui.timeout", body
+    status, body = client.get("/api/memories")  # a new worker answers the next view
+    assert status == 200 and body["ok"], body
+    release.set()

@@ -134,7 +134,7 @@ def _hook_log(roots) -> list[Diagnostic]:
         if time.time() - file_stat(roots.primary, path).st_mtime > 86400:
             return []
         last = read_bytes(roots.primary, path).decode("utf-8", "replace").strip().splitlines()[-1]
-    except (OSError, IndexError):
+    except (OSError, ValueError, IndexError):  # absent, a link, too large, empty
         return []
     return [
         Diagnostic(

@@ -185,12 +185,12 @@ class HookCache:
     MAX_SESSIONS = 64
 
     def __init__(self, root: Root) -> None:
-        from engram.core.store.files import read_bytes
+        from engram.core.store.files import read_json
 
         self.root = root
         self.path = root.cache_dir / self.FILE
         try:
-            data = json.loads(read_bytes(root, self.path))
+            data = read_json(root, self.path)
         except (OSError, ValueError):  # absent, broken or a link: start afresh
             data = {}
         sessions = data.get("sessions") if isinstance(data, dict) else None

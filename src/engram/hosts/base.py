@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -123,8 +124,11 @@ PIP_SH_EXEC = "'''exec' "
 def shebang_interpreter(path: Path) -> str | None:
     """The interpreter a console script's `#!` line names (None for binaries and launchers)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            head = os.read(fd, 512) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if not head.startswith(b"#!"):

@@ -33,7 +33,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engram.core.store.bounded import parse_json, read_plain
 from engram.hosts.base import GLOBAL, INSTRUCTIONS, Scope
+from engram.hosts.files import JsonDoc, read_host_file
 from engram.hosts.targets import JsonHooks, JsonServer, Notice, Printed, Target, TextBlock
 
 NAME = "claude"
@@ -54,7 +56,7 @@ def hook_target(scope: Scope) -> JsonHooks:
 def _hooks_present(scope: Scope) -> bool:
     target = hook_target(scope)
     try:
-        return target.inspect(target.path.read_text(encoding="utf-8")).present
+        return target.inspect(read_host_file(target.path)).present
     except (OSError, ValueError):
         return False
 
@@ -72,14 +74,12 @@ COMMIT_ALLOW_RULES = ("mcp__engram__engram_commit", "mcp__engram", "mcp__engram_
 
 def commit_allow_rules(scope: Scope) -> list[tuple[Path, str]]:
     """Allow rules in the scope's settings that would skip the human gate of engram_commit."""
-    from engram.hosts.files import JsonDoc
-
     settings = _settings(scope)
     paths = [settings] if scope.is_global else [settings, settings.with_name("settings.local.json")]
     found: list[tuple[Path, str]] = []
     for path in paths:
         try:
-            data = JsonDoc(path.read_text(encoding="utf-8")).value
+            data = JsonDoc(read_host_file(path)).value
         except (OSError, ValueError):
             continue
         permissions = data.get("permissions") if isinstance(data, dict) else None
@@ -102,11 +102,9 @@ def claude_json(scope: Scope) -> Path:
 def _read_json(path: Path) -> dict[str, Any]:
     """A JSON object from Claude Code's files ({} when absent or unreadable). `~/.claude.json`
     can be megabytes of history, so this is the C parser, not the span-keeping one."""
-    import json
-
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        value = parse_json(read_plain(path), path)
+    except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
 

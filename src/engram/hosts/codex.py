@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 from engram.hosts.base import INSTRUCTIONS, Scope
+from engram.hosts.files import read_host_file
 from engram.hosts.targets import Notice, Target, TextBlock, TomlServerBlock
 
 NAME = "codex"
@@ -84,7 +85,7 @@ def project_trust(scope: Scope) -> str | None:
     from engram.hosts.targets import _toml_parse
 
     try:
-        text = (codex_home(scope) / "config.toml").read_text(encoding="utf-8")
+        text = read_host_file(codex_home(scope) / "config.toml")
         projects = _toml_parse(text).get("projects")
     except (OSError, ValueError):
         return None

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engram.core.store.bounded import MAX_JSON_DEPTH, BadFileError, read_plain_text
+
 BOM = "\ufeff"
 
 
@@ -53,6 +55,12 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_JSON_DEPTH:
+            raise self.fail(f"nested deeper than {MAX_JSON_DEPTH} levels")
 
     def fail(self, msg: str) -> ConfigParseError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -122,11 +130,13 @@ class _Parser:
     def obj(self) -> Node:
         node = Node("object", self.pos, -1, {})
         self.pos += 1
+        self.enter()
         while True:
             self.skip()
             if self.pos < len(self.text) and self.text[self.pos] == "}":
                 self.pos += 1
                 node.end = self.pos
+                self.depth -= 1
                 return node
             if self.pos >= len(self.text) or self.text[self.pos] != '"':
                 raise self.fail("expected a quoted key or '}'")
@@ -151,11 +161,13 @@ class _Parser:
     def arr(self) -> Node:
         node = Node("array", self.pos, -1, [])
         self.pos += 1
+        self.enter()
         while True:
             self.skip()
             if self.pos < len(self.text) and self.text[self.pos] == "]":
                 self.pos += 1
                 node.end = self.pos
+                self.depth -= 1
                 return node
             child = self.value()
             node.items.append(child)
@@ -167,6 +179,16 @@ class _Parser:
             if self.pos < len(self.text) and self.text[self.pos] == "]":
                 continue
             raise self.fail("expected ',' or ']'")
+
+
+def read_host_file(path: Path) -> str:
+    """A host's file as text, line endings kept: a regular file of bounded size, opened
+    without blocking (a FIFO at `AGENTS.md` must not hang `doctor`); FileNotFoundError when
+    absent, ConfigParseError when it cannot be read as text."""
+    try:
+        return read_plain_text(path)
+    except BadFileError as exc:
+        raise ConfigParseError(exc.message) from None
 
 
 def parse_jsonc(text: str) -> Node:

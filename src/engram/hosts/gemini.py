@@ -39,10 +39,10 @@ def _gemini_dir(scope: Scope) -> Path:
 
 
 def _read_json(path: Path) -> Any:
-    from engram.hosts.files import JsonDoc
+    from engram.hosts.files import JsonDoc, read_host_file
 
     try:
-        return JsonDoc(path.read_text(encoding="utf-8")).value
+        return JsonDoc(read_host_file(path)).value
     except (OSError, ValueError):
         return None
 

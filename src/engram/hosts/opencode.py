@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.hosts.base import INSTRUCTIONS, Scope
-from engram.hosts.files import ConfigParseError, JsonDoc
+from engram.hosts.files import ConfigParseError, JsonDoc, read_host_file
 from engram.hosts.targets import JsonGate, JsonServer, Target, TextBlock
 
 NAME = "opencode"
@@ -112,9 +112,8 @@ def commit_action(scope: Scope, project: Path | None) -> tuple[str, str]:
     agents: dict[str, list[tuple[str, Any, str]]] = {}
     for path in _config_files(scope, project):
         try:
-            with open(path, encoding="utf-8") as fh:
-                value = JsonDoc(fh.read(1 << 20)).value
-        except (OSError, UnicodeDecodeError, ConfigParseError):
+            value = JsonDoc(read_host_file(path)).value
+        except (OSError, ConfigParseError):
             continue
         base += [(p, a, str(path)) for p, a in _rules_of(value.get("permission"))]
         for key in ("agent", "mode"):

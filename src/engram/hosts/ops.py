@@ -21,6 +21,7 @@ from typing import Any
 
 from engram.core.errors import EngramError, UsageError
 from engram.core.results import Result
+from engram.core.store.bounded import parse_json, read_plain
 from engram.hosts import HOSTS, get_host
 from engram.hosts.base import (
     GLOBAL,
@@ -31,7 +32,7 @@ from engram.hosts.base import (
     make_scope,
     pinned_version,
 )
-from engram.hosts.files import ConfigParseError, first_link_below, unified_diff
+from engram.hosts.files import ConfigParseError, first_link_below, read_host_file, unified_diff
 from engram.hosts.targets import HOOKS, Inspection, Notice, Printed, Skipped, Target
 
 STATE_FILE = "links.json"
@@ -69,7 +70,7 @@ def state_path(scope: Scope) -> Path:
 
 def load_state(scope: Scope) -> dict[str, Any]:
     try:
-        data = json.loads(state_path(scope).read_text(encoding="utf-8"))
+        data = parse_json(read_plain(state_path(scope)), state_path(scope))
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
@@ -95,12 +96,9 @@ def shown(scope: Scope, path: Path) -> str:
 def read_text(path: Path) -> str | None:
     """The file's text with its line endings untouched (None when it does not exist)."""
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
+        return read_host_file(path)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
-        raise ConfigParseError(f"not UTF-8 text (byte {exc.start})") from exc
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engram.core.store.bounded import parse_json, read_plain
 from engram.hosts.base import Conflict, is_engram_hook, person_options, runs_engram_mcp
 from engram.hosts.files import (
     MARKDOWN,
@@ -457,6 +458,8 @@ def _toml_parse(text: str) -> Any:
         return tomlkit.parse(text)
     except TOMLKitError as exc:
         raise ConfigParseError(str(exc)) from exc
+    except RecursionError:
+        raise ConfigParseError("arrays or tables nested too deeply") from None
 
 
 def _toml_check(text: str) -> None:
@@ -704,7 +707,7 @@ class Printed(Target):
         if self.check_path is None:
             return Inspection()
         try:
-            data = json.loads(self.check_path.read_text(encoding="utf-8"))
+            data = parse_json(read_plain(self.check_path), self.check_path)
         except (OSError, ValueError):
             return Inspection()
         entry: Any = data

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engram.core.store.bounded import BadFileError, read_plain
 from engram.core.write.importing import Piece
 
 MAX_FILE_BYTES = 512 * 1024
@@ -90,14 +91,15 @@ class Workspace:
         """The text of `rel`: UTF-8, at most MAX_FILE_BYTES, no binary data."""
         real = self.real(rel)
         try:
-            with open(real, "rb") as fh:
-                raw = fh.read(MAX_FILE_BYTES + 1)
+            raw = read_plain(real, MAX_FILE_BYTES)  # non-blocking, regular files only
+        except BadFileError as exc:
+            if exc.code == "file.too_large":
+                raise Problem(
+                    f"is larger than {MAX_FILE_BYTES // 1024} KiB; split it or import its parts"
+                ) from None
+            raise Problem("is not a regular file") from None
         except OSError as exc:
             raise Problem(f"cannot be read ({exc.strerror or exc})") from exc
-        if len(raw) > MAX_FILE_BYTES:
-            raise Problem(
-                f"is larger than {MAX_FILE_BYTES // 1024} KiB; split it or import its parts"
-            )
         if b"\x00" in raw:
             raise Problem("is binary (it contains NUL bytes); only text files are imported")
         try:

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from engram.core.store.bounded import read_plain
 from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list, subtree_globs
 from engram.importers._imports import read_with_imports
@@ -64,8 +65,8 @@ def _git_root(start: Path) -> Path | None:
             return folder
         if dot.is_file():
             try:
-                first = dot.read_text(encoding="utf-8", errors="replace")[:4096]
-            except OSError:
+                first = read_plain(dot, 64 * 1024).decode("utf-8", "replace")[:4096]
+            except (OSError, ValueError):  # not a regular file, too large
                 return folder
             m = re.match(r"gitdir:\s*(.+)", first.strip())
             if m:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.errors import EngramError, UsageError
+from engram.core.store.bounded import parse_json, read_plain
+from engram.core.store.files import read_json
 from engram.hosts.files import (
     BlockStyle,
     find_block,
@@ -238,8 +240,11 @@ def place_for(project: Path | None, *, user_level: bool) -> Place:
 
 def load_records(place: Place) -> dict[str, Any]:
     try:
-        data = json.loads(place.state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if place.lock_root is not None:  # the workspace's cache: never through a link
+            data = read_json(place.lock_root, place.state)
+        else:
+            data = parse_json(read_plain(place.state), place.state)
+    except (OSError, ValueError):  # absent, broken, not a regular file, too large
         data = {}
     files = data.get("files") if isinstance(data, dict) else None
     place.records = files if isinstance(files, dict) else {}

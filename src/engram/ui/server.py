@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 COOKIE = "engram_ui"
+VIEW_TIMEOUT_S = 20.0
 CSRF_HEADER = "X-Engram-CSRF"
 MAX_BODY = 64 * 1024
 CSP = (
@@ -32,25 +33,66 @@ CSP = (
 )
 
 
+class CoreWorker:
+    """The one thread the core runs on (its SQLite connections belong to the thread that
+    opened them), as a daemon: a call that never returns cannot keep the process alive."""
+
+    def __init__(self) -> None:
+        import queue
+        import threading
+
+        self.calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="engram-ui-core", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            call = self.calls.get()
+            if call is None:
+                return
+            fn, args, done, box = call
+            try:
+                box.append((True, fn(*args)))
+            except BaseException as exc:  # handed to the request's thread
+                box.append((False, exc))
+            done.set()
+
+    def run(self, fn: Any, args: tuple, timeout: float) -> Any:
+        import threading
+
+        done, box = threading.Event(), []
+        self.calls.put((fn, args, done, box))
+        if not done.wait(timeout):
+            raise TimeoutError
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        self.calls.put(None)
+
+
 class UIServer(ThreadingHTTPServer):
     """One launch: the roots' start folder, its secrets, and the names it answers to."""
 
     daemon_threads = True
 
     def __init__(self, start: Path | None, port: int = 0) -> None:
-        from concurrent.futures import ThreadPoolExecutor
+        import threading
 
         from engram.core.errors import EngramError
         from engram.core.store.roots import require_roots
 
         require_roots(start)  # no root here: one clear error before the port opens
         # The core caches SQLite connections per process, each usable only on the thread
-        # that opened it: every core call runs on this one worker (which also serialises them).
-        self.core = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-ui-core")
+        # that opened it: every core call runs on one worker (which also serialises them).
+        self.core = CoreWorker()
+        self.core_lock = threading.Lock()
         try:
             super().__init__(("127.0.0.1", port), Handler)
         except OSError as exc:
-            self.core.shutdown()
+            self.core.stop()
             raise EngramError(
                 f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another "
                 "--port, or leave it out for a free one",
@@ -63,16 +105,35 @@ class UIServer(ThreadingHTTPServer):
         self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
         self.origins = {f"http://{h}" for h in self.hosts}
 
-    def run_core(self, fn: Any, *args: Any) -> Any:
-        """Run `fn(*args)` on the core's thread and return (or raise) what it did."""
-        return self.core.submit(fn, *args).result()
+    def run_core(self, fn: Any, *args: Any, timeout: float | None = None) -> Any:
+        """Run `fn(*args)` on the core's thread and return (or raise) what it did.
+
+        A view that takes longer than VIEW_TIMEOUT_S is answered with an error and its
+        worker is left behind: the next views run on a new one, so one stuck view (a file
+        that never answers) cannot block the page."""
+        from engram.core.errors import EngramError
+
+        with self.core_lock:
+            worker = self.core
+        try:
+            return worker.run(fn, args, VIEW_TIMEOUT_S if timeout is None else timeout)
+        except TimeoutError:
+            with self.core_lock:
+                if self.core is worker:
+                    worker.stop()
+                    self.core = CoreWorker()
+            raise EngramError(
+                f"this view took longer than {VIEW_TIMEOUT_S:.0f} s and was given up; the "
+                "rest of the page still works (`engram doctor` in a terminal says more)",
+                code="ui.timeout",
+            ) from None
 
     def server_close(self) -> None:
         from engram.core.store.index import forget_open_indexes
 
         with contextlib.suppress(Exception):
-            self.run_core(forget_open_indexes)
-        self.core.shutdown(wait=True)
+            self.run_core(forget_open_indexes, timeout=5.0)
+        self.core.stop()
         super().server_close()
 
     @property

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from engram.core.errors import ContainmentError, EngramError
+from engram.core.store.bounded import MAX_STATE_BYTES, parse_json, read_fd
 from engram.core.store.memory import Memory, MemoryParseError, parse_memory
 from engram.core.store.roots import (
     ARCHIVE_DIR,
@@ -270,10 +271,19 @@ def _held_folder(batch: FolderFds, root: RootLike, path: Path | str) -> tuple[in
     return dfd, parts[-1]
 
 
-def read_bytes(root: RootLike, path: Path | str) -> bytes:
-    """The bytes of a plain file inside the root (FileNotFoundError when absent)."""
-    with os.fdopen(_open_file(root, path, os.O_RDONLY), "rb") as fh:
-        return fh.read()
+def read_bytes(root: RootLike, path: Path | str, limit: int = MAX_STATE_BYTES) -> bytes:
+    """The bytes of a plain file inside the root (FileNotFoundError when absent; BadFileError
+    when larger than `limit`)."""
+    fd = _open_file(root, path, os.O_RDONLY)
+    try:
+        return read_fd(fd, path, limit)
+    finally:
+        os.close(fd)
+
+
+def read_json(root: RootLike, path: Path | str, limit: int = MAX_STATE_BYTES) -> object:
+    """A JSON state file inside the root, bounded in size and depth (BadFileError names it)."""
+    return parse_json(read_bytes(root, path, limit), path)
 
 
 def append_text(root: RootLike, path: Path | str, text: str) -> None:
@@ -585,7 +595,7 @@ def find_memory_file(root: Root, mid: str, dirs: tuple[str, ...] = MEMORY_DIRS) 
 
 def read_manifest(root: Root) -> dict[str, str]:
     try:
-        data = json.loads(read_bytes(root, root.manifest_path))
+        data = read_json(root, root.manifest_path)
     except FileNotFoundError:
         return {}
     except ContainmentError:

@@ -15,7 +15,7 @@ from engram.core.store.files import (
     atomic_write,
     current_hashes,
     file_stat,
-    read_bytes,
+    read_json,
     read_manifest,
     read_memory_file,
     root_lock,
@@ -293,6 +293,7 @@ def _remember(roots: Roots, result: Result) -> None:
 
 def last_verify(roots: Roots) -> dict[str, Any] | None:
     try:
-        return json.loads(read_bytes(roots.primary, roots.primary.cache_dir / LAST_VERIFY_FILE))
+        found = read_json(roots.primary, roots.primary.cache_dir / LAST_VERIFY_FILE)
     except (OSError, ValueError):
         return None
+    return found if isinstance(found, dict) else None

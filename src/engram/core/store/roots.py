@@ -10,7 +10,6 @@ may name a link, and it is used where it points. Below either root nothing is fo
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -119,18 +118,22 @@ def read_json_object(path: Path, root: Root | None = None) -> dict:
 
     With `root`, the file is read without following a link (a workspace's config.json).
     """
+    from engram.core.store.bounded import BadFileError, parse_json, read_plain
+
     try:
         if root is None:
-            text = path.read_text(encoding="utf-8-sig")
+            raw = read_plain(path)
         else:
             from engram.core.store.files import read_bytes
 
-            text = read_bytes(root, path).decode("utf-8-sig")
-        data = json.loads(text)
+            raw = read_bytes(root, path)
+        data = parse_json(raw.decode("utf-8-sig"), path)
     except FileNotFoundError:
         return {}
     except ContainmentError:
         raise
+    except BadFileError as exc:
+        raise EngramError(f"configuration {exc.message}", code="config.invalid") from exc
     except (OSError, ValueError) as exc:
         raise EngramError(
             f"configuration {path} is not valid JSON: {exc}", code="config.invalid"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engram.core.errors import EngramError, UsageError
 from engram.core.results import Result
+from engram.core.store.bounded import parse_json, read_plain
 from engram.core.store.files import (
     atomic_write,
     current_hashes,
@@ -37,7 +38,7 @@ def _set_global_path(path: Path) -> Path:
     create_layout(path)
     cfg_path = user_config_path()
     try:
-        data = json.loads(cfg_path.read_text(encoding="utf-8"))
+        data = parse_json(read_plain(cfg_path), cfg_path)
         if not isinstance(data, dict):
             data = {}
     except FileNotFoundError:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from typing import Any
 
 from engram.core.results import Result
 from engram.core.store.config import load_config
-from engram.core.store.files import read_bytes
+from engram.core.store.files import read_json
 from engram.core.store.index import open_index
 from engram.core.store.integrity import last_verify
 from engram.core.store.roots import Roots
@@ -18,7 +17,7 @@ from engram.core.store.roots import Roots
 def _pending_count(roots: Roots) -> int:
     """Live proposals in the primary root's pending file (where proposals are stored)."""
     try:
-        data = json.loads(read_bytes(roots.primary, roots.primary.pending_path))
+        data = read_json(roots.primary, roots.primary.pending_path)
     except (OSError, ValueError):
         return 0
     entries = data.get("entries", data.get("proposals", data)) if isinstance(data, dict) else data

@@ -438,10 +438,10 @@ def new_token(root: Root, expires_at: int) -> str:
 
 def read_pending(root: Root) -> dict[str, Any]:
     from engram.core.errors import ContainmentError
-    from engram.core.store.files import read_bytes
+    from engram.core.store.files import read_json
 
     try:
-        data = json.loads(read_bytes(root, root.pending_path))
+        data = read_json(root, root.pending_path)
     except FileNotFoundError:
         return {}
     except ContainmentError:

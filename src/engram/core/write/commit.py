@@ -40,6 +40,7 @@ from typing import Any
 
 from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.results import Result
+from engram.core.store.bounded import parse_json
 from engram.core.store.memory import Memory, render_memory, today_iso
 from engram.core.store.roots import (
     ARCHIVE_DIR,
@@ -431,7 +432,7 @@ def _read_journal(root: Root) -> dict[str, Any] | None:
         return None
     import hmac
 
-    doc = json.loads(raw.decode("utf-8"))
+    doc = parse_json(raw, _journal_path(root))
     if not isinstance(doc, dict):
         raise ValueError("the journal is not an object")
     key = _journal_key()
