@@ -25,6 +25,15 @@ SHAPES = {
     "open links": "[x](",
     "open attributes": '<x y="',
     "prose": "ship the build ",
+    # shapes an attack tried on the read path (each was quadratic in one pattern)
+    "user:pass@": "user:pass@",
+    "percent escapes": "%41",
+    "key=": "key=",
+    "sk-": "sk-",
+    "eyJ": "eyJ",
+    "slashes": "/",
+    "newlines": "\n",
+    "percent 2": "%2",
 }
 
 

@@ -81,3 +81,38 @@ def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
 )
 def test_lookalikes_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("pattern", "unit"),
+    [
+        ("_CRED_PAIR", "user:pass@"),
+        ("_EMAIL", "%2"),
+        ("_NETRC", "\n"),
+        ("_SENTENCE", "password "),
+    ],
+)
+def test_patterns_an_attack_made_backtrack_are_linear(pattern: str, unit: str) -> None:
+    """Each of these took time in the square of the body (a 250 KiB memory of `user:pass@`
+    made every prompt hook run for minutes); now a 200 KiB run is one pass, milliseconds.
+    A return of the backtracking would make this test take minutes."""
+    from engram.core.safety import secrets
+
+    body = unit * (200 * 1024 // len(unit))
+    list(getattr(secrets, pattern).finditer(body))
+
+
+@pytest.mark.parametrize("unit", ["sk-", "eyJ", "//"])
+def test_detect_secrets_patterns_that_backtrack_are_not_run_on_text_they_cannot_match(
+    unit: str,
+) -> None:
+    from engram.core.safety.secrets import _detect_secrets_spans
+
+    assert _detect_secrets_spans(unit * 60_000) == []
+
+
+def test_the_intent_document_name_pattern_is_linear() -> None:
+    from engram.core.safety.intent import _DOC_REF
+
+    assert list(_DOC_REF.finditer("sk-" * 60_000)) == []
+    assert _DOC_REF.search("read CLAUDE.md first")

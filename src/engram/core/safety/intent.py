@@ -521,7 +521,7 @@ _TOPICAL = lazy_compile(
     r"(?:about|on|regarding|concerning|sur|sobre|zu|zum|zur|uber|su|sul|sulla|per|for)\s+"
     r"(?!(?:this|that|the)\s+(?:session|conversation|chat|task)\b)(?!you\b|me\b)"
 )
-_DOC_REF = lazy_compile(r"\b[\w-]+\.(?:md|rst|txt|adoc|ya?ml|json|toml|cfg|ini)\b")
+_DOC_REF = lazy_compile(r"(?<![\w-])[\w-]{1,100}\.(?:md|rst|txt|adoc|ya?ml|json|toml|cfg|ini)\b")
 
 
 _USER_OBJECT = lazy_compile(

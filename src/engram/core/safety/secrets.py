@@ -240,7 +240,7 @@ _HCL_VARIABLE = lazy_compile(
     r"variable\s+\"(?P<key>[\w-]+)\"\s*\{[^}]*?\bdefault\s*=\s*(?P<val>\"[^\"\n]{1,200}\")", re.S
 )
 _NETRC = lazy_compile(
-    r"(?i)\b(?:login|user(?:name)?)\s+\S+\s+password\s+(?P<val>\S+)|(?m:^\s*password\s+(?P<val2>\S+)\s*$)"
+    r"(?i)\b(?:login|user(?:name)?)\s+\S+\s+password\s+(?P<val>\S+)|(?m:^[ \t]*password[ \t]+(?P<val2>\S+)[ \t]*$)"
 )
 _ENV_DIRECTIVE = lazy_compile(r"\b(?:ENV|ARG)\s+(?P<key>[A-Za-z_]\w*)\s+(?P<val>[^\s=]\S*)")
 _FLAG_SPACE = lazy_compile(
@@ -298,7 +298,7 @@ _PASSPHRASE = lazy_compile(
 )
 _CRED_PAIR = lazy_compile(
     r"(?i)\b(?:login|credentials?|creds|user(?:name)?|zugangsdaten|acceso|acesso|identifiants)\b[^.\n]{0,30}?"
-    r"(?::|\s(?:is|are))\s*[^\s/]+\s*/\s*(?P<val>[^\s,;]+)"
+    r"(?::|\s(?:is|are))\s*[^\s/]{1,100}\s*/\s*(?P<val>[^\s,;]{1,200})"
 )
 _SPELLED = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,50}}:\s*(?P<val>(?:[A-Za-z0-9]{{1,8}}\s){{3,}}[A-Za-z0-9]{{1,8}})(?=\s*(?:$|[.;,)]))"
@@ -432,7 +432,7 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # ---------------------------------------------------------------- personal data
 
 _EMAIL = lazy_compile(
-    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b(?![\w.-]*[:/])"
 )
 _IBAN = lazy_compile(
@@ -984,9 +984,20 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
 # ---------------------------------------------------------------- detect-secrets
 
 # A text can only hold what a detect-secrets plugin matches if it has a long token.
+# A word a detect-secrets plugin's pattern cannot match without, where the pattern would
+# otherwise cost time in the square of a long line (npm's `//.+/:_authToken=`).
+_PLUGIN_NEEDS = {"npm-tokens": "_authToken", "openai-token": "T3BlbkFJ"}
 _DS_GATE = lazy_compile(r"[A-Za-z0-9_\-+/=.]{16,}|PRIVATE KEY|AccountKey")
 _SKIPPED_PLUGINS = frozenset(
-    {"IPPublicDetector", "KeywordDetector", "Base64HighEntropyString", "HexHighEntropyString"}
+    {
+        "IPPublicDetector",
+        "KeywordDetector",
+        "Base64HighEntropyString",
+        "HexHighEntropyString",
+        # our own `jwt` family matches the same tokens; this one's `eyJ[…]+\.` costs time in
+        # the square of a run of `eyJ` without a dot
+        "JwtTokenDetector",
+    }
 )
 
 
@@ -1009,6 +1020,9 @@ def _detect_secrets_spans(text: str) -> list[Span]:
         return []
     out: list[Span] = []
     for kind, patterns in _plugins():
+        needs = _PLUGIN_NEEDS.get(kind)
+        if needs is not None and needs not in text:
+            continue  # its pattern backtracks over long lines without the word it looks for
         for rx in patterns:
             for m in rx.finditer(text):
                 s, e = m.span()
