@@ -88,18 +88,19 @@ def _run(args: argparse.Namespace | SimpleNamespace) -> int:
     except BrokenPipeError:
         return 0
     except EngramError as exc:
+        from engram.core.safety import public_text  # an error never repeats a secret it quotes
+
+        message = public_text(exc.message)
         if getattr(args, "json", False):  # scripts get the envelope too, with ok=false
             import json
 
             from engram.core.results import error_result
 
-            print(json.dumps(error_result(exc.code, exc.message).envelope(), indent=2))
+            print(json.dumps(error_result(exc.code, message).envelope(), indent=2))
         from engram.cli.colour import paint
         from engram.cli.common import tilde
 
-        print(
-            f"engram: {paint('error:', 'error', sys.stderr)} {tilde(exc.message)}", file=sys.stderr
-        )
+        print(f"engram: {paint('error:', 'error', sys.stderr)} {tilde(message)}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # permissions, full disk, a folder where a file should be
         where = f": {exc.filename}" if exc.filename else ""

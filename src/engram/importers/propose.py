@@ -16,6 +16,7 @@ from typing import Any
 
 from engram.core.errors import SafetyError, UsageError
 from engram.core.results import Result
+from engram.core.safety import clean_names, public_text
 
 MAX_PER_PROPOSAL = 50  # engram.core.write.candidates.MAX_CANDIDATES
 
@@ -102,7 +103,7 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
         try:
             cands.append(make_candidate(n, type=piece.type, text=piece.text))
         except EngramError as exc:
-            bad.append(f"{piece.imported_from}: {exc.message}")
+            bad.append(f"{_fields(piece)['imported_from']}: {exc.message}")
             continue
         cands[-1].line = piece.start
         extra[n] = {"title": piece.title[:120], "import": _fields(piece)}
@@ -131,9 +132,15 @@ def _preferred_id(title: str, cand: Any) -> str:
 
 
 def _fields(piece: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"tags": piece.tags, "imported_from": piece.imported_from}
-    if piece.paths:
-        out["paths"] = piece.paths
+    """What a piece brings besides its text, with nothing of a secret in it: tags cut from
+    a secret are dropped, a file name holding one is redacted, a glob holding one dropped."""
+    out: dict[str, Any] = {
+        "tags": clean_names(piece.tags, f"{piece.title}\n{piece.text}"),
+        "imported_from": public_text(piece.imported_from),
+    }
+    paths = clean_names(piece.paths, "")
+    if paths:
+        out["paths"] = paths
     return out
 
 
@@ -156,7 +163,9 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     project = roots.project_dir or roots.primary.path.parent.parent
     results, pieces = read_pieces(req, project)
     cands, extra, bad = _candidates(pieces)
-    ok_pieces = [p for p in pieces if not any(b.startswith(p.imported_from + ":") for b in bad)]
+    ok_pieces = [
+        p for p in pieces if not any(b.startswith(_fields(p)["imported_from"] + ":") for b in bad)
+    ]
     by_source = {id(c): p.source for c, p in zip(cands, ok_pieces, strict=False)}
     by_extra = {id(c): extra[c.number] for c in cands}
     by_titled = {id(c): p for c, p in zip(cands, ok_pieces, strict=False)}
@@ -305,7 +314,12 @@ def held_contents(roots: Any, scopes: list[str]) -> set[str]:
 
 def _files_data(results: list[Any]) -> list[dict[str, Any]]:
     return [
-        {"file": r.source, "host": r.host, "pieces": len(r.pieces), "problems": r.problems}
+        {
+            "file": public_text(r.source),  # a file name holding a token is not repeated
+            "host": r.host,
+            "pieces": len(r.pieces),
+            "problems": r.problems,
+        }
         for r in results
     ]
 
@@ -342,7 +356,8 @@ def _summary(
         ):
             if count:
                 parts.append(f"{count} {what}")
-        lines.append(f"  {source} ({host}): " + (", ".join(parts) or "nothing to import"))
+        shown = public_text(source)
+        lines.append(f"  {shown} ({host}): " + (", ".join(parts) or "nothing to import"))
         lines += [f"    not read: {p}" for p in problems]
         lines += [f"    refused: {why}" for w, why in refused if w == source]
     lines += [f"  refused ({w}): {why}" for w, why in refused if w not in {s[0] for s in sources}]

@@ -455,7 +455,9 @@ class Server:
             roots = require_roots()  # per call: a workspace created after start is seen
             return tool.run(Call(tool.name, checked, era, params, self), roots)
         except EngramError as exc:
-            return error_result(exc.code, exc.message)
+            from engram.core.safety import public_text  # never repeat a secret it quotes
+
+            return error_result(exc.code, public_text(exc.message))
         except RpcError:
             raise
         except Exception as exc:

@@ -21,8 +21,10 @@ __all__ = [
     "Refusal",
     "UnsafeIdError",
     "check_id",
+    "clean_names",
     "find_injection",
     "inside",
+    "public_text",
     "redact",
     "refuse_injection",
     "scan_text",
@@ -41,7 +43,8 @@ def refuse_injection(text: str, where: str) -> None:
 
 def refusal_message(r: Refusal, where: str) -> str:
     """The refusal as a sentence: where, why, and what to do instead."""
-    excerpt = f' ("{r.excerpt.strip()}")' if r.excerpt.strip() else ""
+    shown = redact(r.excerpt.strip()).text  # a refusal never repeats a secret it quotes
+    excerpt = f' ("{shown}")' if shown else ""
     return (
         f"{where} refused: {r.kind}{excerpt}. Memory is read later by an agent, so text "
         "addressed to that agent (instructions to ignore rules, role play, system-prompt "
@@ -74,6 +77,30 @@ def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         else:
             out.append((s, e, k, rank(k, e - s)))
     return [(s, e, k) for s, e, k, _ in out]
+
+
+def public_text(text: str) -> str:
+    """A message for the person or the agent with any secret in it redacted: a refusal or
+    an error that quotes what it was given must not repeat a token or a password."""
+    return redact(text).text if text else text
+
+
+def clean_names(names: list[str], source: str) -> list[str]:
+    """The names (tags, globs) that are neither a secret nor a piece of one in `source`.
+
+    Names are made from the text before it is screened (headings, the tools a line names,
+    file globs); a name cut from a secret (`quetzal77`, one chunk of an AWS key) would keep
+    the secret in front matter, the index and the pending file after the body is redacted."""
+    from engram.core.safety.secrets import secret_spans
+
+    secrets = [source[s:e].lower() for s, e, _ in secret_spans(source)] if source else []
+    out = []
+    for name in names:
+        low = name.lower()
+        if any(low in s for s in secrets) or redact(name).changed:
+            continue
+        out.append(name)
+    return out
 
 
 class Redaction:
