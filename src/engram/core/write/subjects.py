@@ -142,7 +142,7 @@ ATTRIBUTE_WORDS = frozenset(
 # After a number that names one of a series: the sentence goes on with a verb, a
 # preposition or stops ("aisle 12 must …", "gate 3 at …"); a counted noun makes it a value.
 _NUMBER_ENDS_NAME = re.compile(
-    r"\s*(?:$|[.,;:!?)\]]|(?:must|should|shall|will|can|may|might|is|are|was|were|has|have|had|"
+    r"\s*(?:$|[.,;:!?()\]]|(?:must|should|shall|will|can|may|might|is|are|was|were|has|have|had|"
     r"needs?|in|at|on|near|for|of|to|with|and|or|but|uses?|runs?|prints?|gets?|keeps?|sends?|"
     r"stays?|goes|go|needs)\b)",
     re.IGNORECASE,
@@ -421,6 +421,20 @@ def _is_start(text: str, pos: int) -> bool:
     return before[-1] in ".!?:;(\"'" or before.endswith(("-", "*"))
 
 
+_NOUN_NUMBER_WORD = re.compile(
+    r"\b([a-z]{3,}) (" + "|".join(w for w in NUMBER_WORDS if w not in ("one", "once")) + r")\b"
+)
+
+
+def _noun_number(m: re.Match[str]) -> str:
+    """A number word after a common noun, written as its digits (the digits' rules then say
+    whether it names one of a series or is a value)."""
+    noun = m.group(1)
+    if noun in ATTRIBUTE_WORDS or noun in STOPWORDS:
+        return m.group(0)
+    return f"{noun} {NUMBER_WORDS[m.group(2)]}"
+
+
 @lru_cache(maxsize=4096)
 def _analyse(text: str) -> Profile:
     # Compatibility forms and invisible format characters are no difference in meaning
@@ -430,6 +444,7 @@ def _analyse(text: str) -> Profile:
         text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = text.replace("’", "'").replace("\u00a0", " ")
     text = _EMPHASIS.sub("", text)  # _Never_ and **never** say never
+    text = _NOUN_NUMBER_WORD.sub(_noun_number, text)  # "agent four" names agent 4
     if re.search(r"(?:^|[\s:;])1[.)]\s", text) and re.search(r"[\s:;]2[.)]\s", text):
         text = _LIST_MARKER.sub(" ", text)  # "1. bump 2. tag": list numbers are no values
     units: list[Unit] = []
