@@ -708,8 +708,10 @@ def test_a_git_pull_that_replaces_the_target_is_refused_too(seeded: Path) -> Non
     assert target.read_bytes() == pulled
 
 
-def _forge(project: Path, candidate: dict) -> str:
-    """Write a pending proposal the way an agent with a shell could: its own token and MAC."""
+def _forge(project: Path, candidate: dict, *, signed: bool = True) -> str:
+    """Write a pending proposal the way an agent with a shell could: its own token and MAC,
+    and (`signed`) the user's signature made with the key it can read in the user's folder;
+    without it, what a cloned repository or a hand edit can ship."""
     roots = resolve_roots(project)
     root = roots.primary
     expires = int(time.time()) + 600
@@ -738,14 +740,23 @@ def _forge(project: Path, candidate: dict) -> str:
     mac = hmac.new(token.encode(), approvals.canonical(payload), hashlib.sha256).hexdigest()
     path = root.pending_path
     data = json.loads(path.read_text()) if path.exists() else {"schema_version": 1, "entries": {}}
-    data["entries"][hashlib.sha256(token.encode()).hexdigest()] = {
-        "status": "pending",
-        "expires_at": expires,
-        "proposal": payload,
-        "mac": mac,
-    }
+    key = hashlib.sha256(token.encode()).hexdigest()
+    entry = {"status": "pending", "expires_at": expires, "proposal": payload, "mac": mac}
+    if signed:
+        entry["user_mac"] = approvals.user_mac(key, entry)
+    data["entries"][key] = entry
     path.write_text(json.dumps(data))
     return token
+
+
+def test_a_pending_entry_without_the_users_signature_never_commits(seeded: Path) -> None:
+    token = _forge(
+        seeded, {"type": "rule", "id": "x", "title": "x", "text": "A fact."}, signed=False
+    )
+    p = run("commit", token, "--approve", "all", cwd=seeded)
+    no_traceback(p)
+    assert p.returncode != 0 and "no valid signature of yours" in p.stdout + p.stderr
+    assert not (seeded / ".agents" / ".engram" / "rules" / "x.md").exists()
 
 
 @pytest.mark.parametrize(

@@ -432,6 +432,18 @@ def proposal_mac(token: str, payload: dict[str, Any]) -> str:
     return hmac.new(token.encode("utf-8"), canonical(payload), hashlib.sha256).hexdigest()
 
 
+def user_mac(key: str, entry: dict[str, Any]) -> str | None:
+    """The entry signed with this user's key, bound to its token hash: an entry a clone
+    ships or a person adds by hand (signed only with a token of its own) never commits."""
+    from engram.core.write.commit import user_signing_key
+
+    secret = user_signing_key()
+    if secret is None:
+        return None
+    body = {k: v for k, v in entry.items() if k != "user_mac"}
+    return hmac.new(secret, key.encode() + b"\0" + canonical(body), hashlib.sha256).hexdigest()
+
+
 def new_token(root: Root, expires_at: int) -> str:
     return f"{TOKEN_PREFIX}_{fingerprint(root)}_{expires_at:x}_{secrets.token_urlsafe(32)}"
 
@@ -507,7 +519,7 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
         entries = read_pending(root)
         order = [v.get("seq") for v in entries.values() if isinstance(v, dict)]
         seq = 1 + max((n for n in order if isinstance(n, int)), default=0)
-        entries[token_hash(token)] = {
+        entry = {
             "status": "pending",
             "expires_at": expires_at,
             "created_at": _iso(now()),
@@ -515,6 +527,10 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
             "proposal": payload,
             "mac": proposal_mac(token, payload),
         }
+        signature = user_mac(token_hash(token), entry)
+        if signature is not None:
+            entry["user_mac"] = signature
+        entries[token_hash(token)] = entry
         prune(entries, now())  # after adding: the newest proposal is never the one dropped
         write_pending(root, entries)
     return token, expires_at
@@ -596,6 +612,17 @@ def take_proposal(
             "approval token failed its integrity check: the pending proposal was edited "
             "after it was made. Nothing was written; propose again",
             code="approval.tampered",
+        )
+    expected = user_mac(key, entry)
+    given = entry.get("user_mac")
+    if expected is not None and not (
+        isinstance(given, str) and hmac.compare_digest(given, expected)
+    ):
+        raise ApprovalError(
+            "this proposal carries no valid signature of yours: it was not made by Engram "
+            "for this user (a cloned or hand-edited pending-approvals.json can hold such an "
+            "entry). Nothing was written; propose again",
+            code="approval.unsigned",
         )
     if consume_check is not None:
         consume_check(payload)
