@@ -202,30 +202,44 @@ def _journal_key() -> bytes | None:
 
     A journal tells recovery to write files, and a cloned repository controls everything
     under its `.agents/.engram/`, `cache/` included: only a journal signed with this key,
-    which lives in the user's Engram folder, is ever rolled forward or back.
+    which lives in the user's Engram folder, is ever rolled forward or back. The key file
+    appears whole or not at all (written aside, then linked into place), so a process
+    killed while making it, or one reading it meanwhile, never sees an empty key.
     """
     import secrets
 
     from engram.core.store.roots import user_config_dir
 
     path = user_config_dir() / JOURNAL_KEY_FILE
-    for _ in range(2):
+    for _ in range(3):
         try:
             key = bytes.fromhex(path.read_text(encoding="ascii").strip())
-            return key if len(key) == 32 else None
+            if len(key) == 32:
+                return key
+            path.unlink()  # a key an older release left half-written: never a valid signer
         except FileNotFoundError:
             pass
         except (OSError, ValueError):
-            return None
+            try:
+                path.unlink()
+            except OSError:
+                return None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue  # another process made it first: read that one
+            aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(secrets.token_hex(32) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(aside, path)  # fails if another process made it first: read that one
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(aside)
         except OSError:
             return None
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(secrets.token_hex(32) + "\n")
     return None
 
 
