@@ -17,8 +17,8 @@ import re
 import sys
 from pathlib import Path
 
+from engram.core.memory import Memory, render_memory
 from engram.core.store.files import file_hash, write_manifest
-from engram.core.store.memory import Memory, render_memory
 from engram.core.store.roots import WORKSPACE_SUBDIR, Root, create_layout
 
 # area -> (components, domain nouns)

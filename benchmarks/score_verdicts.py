@@ -95,7 +95,7 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
 
 def judge_case(case: dict[str, Any]) -> Any:
     """The judgement of one case, with existing entries built as a commit writes them."""
-    from engram.core.store.memory import Memory
+    from engram.core.memory import Memory
     from engram.core.write.candidates import make_candidate, title_of
     from engram.core.write.commit import _bullets, rule_variants
     from engram.core.write.verdicts import judge, sort_existing

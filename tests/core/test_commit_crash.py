@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from engram.core import api
+from engram.core.memory import parse_memory
 from engram.core.store.integrity import check_root
-from engram.core.store.memory import parse_memory
 from engram.core.store.roots import resolve_roots
 from engram.core.write import approvals, commit
 

@@ -386,7 +386,7 @@ def test_a_hook_prompt_with_surrogates_and_control_characters_still_routes(proje
 
 def test_code_spans_are_data_unless_they_hold_prose_for_the_agent() -> None:
     from engram.core.inputs import find_unsafe_field
-    from engram.core.store.memory import Memory
+    from engram.core.memory import Memory
 
     def verdict(content: str) -> str:
         return find_unsafe_field(Memory("m", "knowledge", title="Notes", content=content))

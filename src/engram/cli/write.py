@@ -381,14 +381,14 @@ def _one_edit(a: str, b: str) -> bool:
 
 def _type_of(word: str) -> str | None:
     """The memory type a separate word names (`rule`, `Skills`, `workflow`), else None."""
-    from engram.core.store.memory import normalise_type
+    from engram.core.memory import normalise_type
 
     return normalise_type(word) if word.strip() and not any(c.isspace() for c in word) else None
 
 
 def _near_type(word: str) -> str | None:
     """The type a lone word is one edit away from (`rulez` → rule), else None."""
-    from engram.core.store.memory import TYPE_ALIASES, TYPES, normalise_type
+    from engram.core.memory import TYPE_ALIASES, TYPES, normalise_type
 
     w = word.strip().lower()
     if len(w) < 3 or not w.isalpha() or _type_of(w) is not None:

@@ -18,7 +18,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from engram.core.errors import UsageError
-from engram.core.store.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
+from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
 
 if TYPE_CHECKING:
     from engram.core.store.roots import Root

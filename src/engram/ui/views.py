@@ -101,9 +101,9 @@ def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
 def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     """One memory's raw file, parsed front matter, archived revisions and dependants."""
     from engram.core.errors import NotFoundError
+    from engram.core.memory import MemoryParseError, front_matter_dict
     from engram.core.safety import check_id
     from engram.core.store.files import find_memory_file, load_memories, read_memory_file
-    from engram.core.store.memory import MemoryParseError, front_matter_dict
 
     check_id(mid)
     root = _root(roots, scope)

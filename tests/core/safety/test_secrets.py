@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from engram.core.memory import split_front_matter
 from engram.core.safety import redact
-from engram.core.store.memory import split_front_matter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engram.core.errors import UsageError
-from engram.core.store.memory import ID_RE
+from engram.core.memory import ID_RE
 from engram.core.write.candidates import (
     MAX_ID_CHARS,
     Candidate,

@@ -7,7 +7,7 @@ import pytest
 
 from engram.core import api
 from engram.core.errors import ApprovalError, NotFoundError, SafetyError, UsageError
-from engram.core.store.memory import parse_memory
+from engram.core.memory import parse_memory
 from engram.core.store.roots import resolve_roots
 
 

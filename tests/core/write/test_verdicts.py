@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.core.store.memory import Memory
+from engram.core.memory import Memory
 from engram.core.write.candidates import make_candidate
 from engram.core.write.verdicts import Judgement, Verdict, find_cycle, judge, profile, sort_existing
 

@@ -14,6 +14,7 @@ from engram.core.inputs import (
     shown_fields,
     title_findings,
 )
+from engram.core.memory import ID_RE, Memory
 from engram.core.read.render import (
     TOKEN_RULE,
     estimate_tokens,
@@ -37,7 +38,6 @@ from engram.core.results import Diagnostic, Result
 from engram.core.store.config import Config, load_config
 from engram.core.store.files import load_ignore_rules
 from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
-from engram.core.store.memory import ID_RE, Memory
 from engram.core.store.roots import Roots
 
 DISCLOSURES = ("auto", "cards", "bodies")

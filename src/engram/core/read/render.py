@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram.core.store.memory import Memory, render_memory
+from engram.core.memory import Memory, render_memory
 
 TOKEN_RULE = "tokens = ceil(characters / 4) of each rendered block (deterministic estimate)"
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from engram.core.errors import SafetyError, UsageError
+from engram.core.memory import ID_RE
 from engram.core.safety.injection import Refusal, find_injection
-from engram.core.store.memory import ID_RE
 
 __all__ = [
     "Redaction",

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from engram.core.errors import ContainmentError, EngramError
+from engram.core.memory import Memory, MemoryParseError, parse_memory
 from engram.core.store.bounded import MAX_STATE_BYTES, parse_json, read_fd
-from engram.core.store.memory import Memory, MemoryParseError, parse_memory
 from engram.core.store.roots import (
     ARCHIVE_DIR,
     CACHE_DIR,

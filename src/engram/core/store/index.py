@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.core.errors import ContainmentError
+from engram.core.memory import Memory, MemoryParseError
 from engram.core.store.files import (
     MEMORY_DIRS,
     FileStat,
@@ -30,7 +31,6 @@ from engram.core.store.files import (
     read_memory_file,
     remove_file,
 )
-from engram.core.store.memory import Memory, MemoryParseError
 from engram.core.store.roots import Root, Roots
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.errors import ContainmentError, UsageError
+from engram.core.memory import MemoryParseError
 from engram.core.results import Diagnostic, Result
 from engram.core.store.files import (
     MANAGED_DIRS,
@@ -22,7 +23,6 @@ from engram.core.store.files import (
     scan_files,
     write_manifest,
 )
-from engram.core.store.memory import MemoryParseError
 from engram.core.store.roots import Root, Roots
 
 LAST_VERIFY_FILE = "last-verify.json"

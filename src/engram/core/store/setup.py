@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from engram.core.errors import EngramError, UsageError
+from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.store.bounded import parse_json, read_plain
 from engram.core.store.files import (
@@ -17,7 +18,6 @@ from engram.core.store.files import (
     root_lock,
     write_manifest,
 )
-from engram.core.store.memory import Memory, render_memory, today_iso
 from engram.core.store.roots import (
     CACHE_DIR,
     PENDING_FILE,

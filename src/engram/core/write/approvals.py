@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from engram.core.errors import ApprovalError, UsageError
+from engram.core.memory import Memory, normalise_type
 from engram.core.results import Result
-from engram.core.store.memory import Memory, normalise_type
 from engram.core.store.roots import TYPE_DIRS, Root, Roots
 from engram.core.write.candidates import (
     Candidate,
@@ -326,8 +326,8 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
     The hash is frozen in the proposal (and covered by its MAC), so the commit can refuse
     to replace a file that a person or a `git pull` changed after the human approved.
     """
+    from engram.core.memory import MemoryParseError
     from engram.core.store.files import file_hash, find_memory_file, read_memory_file
-    from engram.core.store.memory import MemoryParseError
 
     out: list[dict[str, Any]] = []
     for root in roots:

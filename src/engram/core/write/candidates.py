@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.core.errors import UsageError
-from engram.core.store.memory import ID_RE, normalise_type
+from engram.core.memory import ID_RE, normalise_type
 
 FIELDS = ("type", "text", "context", "depends_on", "level", "update")
 MAX_INPUT_CHARS = 200_000

@@ -39,9 +39,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from engram.core.errors import EngramError, NotFoundError, UsageError
+from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.store.bounded import parse_json
-from engram.core.store.memory import Memory, render_memory, today_iso
 from engram.core.store.roots import (
     ARCHIVE_DIR,
     CACHE_DIR,
@@ -698,8 +698,8 @@ def _defer(out: Outcome, e: dict[str, Any], reason: str, guidance_id: str | None
 
 
 def _read(root: Root, rel: str) -> Memory | None:
+    from engram.core.memory import MemoryParseError
     from engram.core.store.files import read_memory_file
-    from engram.core.store.memory import MemoryParseError
 
     try:
         mem, _ = read_memory_file(root, rel)

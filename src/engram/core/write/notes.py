@@ -69,9 +69,9 @@ def create_note_proposal(
 
 def find_note(roots: Roots, mid: str) -> tuple[Any, Any]:
     """(root, Memory) of the working note `mid`; workspace first."""
+    from engram.core.memory import MemoryParseError
     from engram.core.safety import check_id
     from engram.core.store.files import find_memory_file, read_memory_file
-    from engram.core.store.memory import MemoryParseError
 
     check_id(mid, "note id")
     for root in roots.all:

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.core.store.memory import Memory
+from engram.core.memory import Memory
 from engram.core.write.candidates import Candidate
 from engram.core.write.subjects import (
     NEGATIONS,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram.core.store.memory import Memory, MemoryParseError, parse_memory, render_memory
+from engram.core.memory import Memory, MemoryParseError, parse_memory, render_memory
 
 HAND_WRITTEN = """---
 id: deploy-window
