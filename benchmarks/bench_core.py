@@ -41,7 +41,8 @@ from generate import generate_workspace, sample_tasks
 from measure import LAST, floor_cmd, measure
 
 from engram.core import api
-from engram.core.store.roots import WORKSPACE_SUBDIR, resolve_roots
+from engram.core.store.layout import WORKSPACE_SUBDIR
+from engram.core.store.roots import resolve_roots
 
 # The targets of issue #2 on a 2-core machine: (metric, size, limit, unit)
 TARGETS = [

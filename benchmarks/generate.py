@@ -19,7 +19,8 @@ from pathlib import Path
 
 from engram.core.memory import Memory, render_memory
 from engram.core.store.files import file_hash, write_manifest
-from engram.core.store.roots import WORKSPACE_SUBDIR, Root, create_layout
+from engram.core.store.layout import WORKSPACE_SUBDIR, Root
+from engram.core.store.roots import create_layout
 
 # area -> (components, domain nouns)
 AREAS: dict[str, tuple[list[str], list[str]]] = {

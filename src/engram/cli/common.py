@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # argparse is not imported on the fast `load` path
     import argparse
 
     from engram.core.results import Result
-    from engram.core.store.roots import Roots
+    from engram.core.store.layout import Roots
 
 
 def start_dir(args: argparse.Namespace) -> Path | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.results import Result
-from engram.core.store.roots import Roots
+from engram.core.store.layout import Roots
 
 # ---------------------------------------------------------------- roots
 

@@ -21,7 +21,7 @@ from engram.core.errors import UsageError
 from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
 
 if TYPE_CHECKING:
-    from engram.core.store.roots import Root
+    from engram.core.store.layout import Root
 
 # C0 and C1 control characters other than tab, line feed and carriage return.
 _CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"

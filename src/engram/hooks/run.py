@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engram.core.store.roots import Root
+    from engram.core.store.layout import Root
 
 SESSION_START = "session-start"
 PROMPT = "user-prompt-submit"
@@ -224,7 +224,7 @@ def log_target(cwd: Any = None) -> tuple[Root | Path, Path]:
             return roots.primary, roots.primary.cache_dir / "hook.log"
     except BaseException:
         pass
-    from engram.core.store.roots import user_config_dir
+    from engram.core.store.layout import user_config_dir
 
     folder = user_config_dir()
     folder.mkdir(parents=True, exist_ok=True)

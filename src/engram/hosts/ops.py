@@ -60,10 +60,10 @@ def resolve_scope(start: Path | None, *, global_: bool, hooks: bool = True) -> S
 
 def state_path(scope: Scope) -> Path:
     if scope.is_global:
-        from engram.core.store.roots import user_config_dir
+        from engram.core.store.layout import user_config_dir
 
         return user_config_dir() / STATE_FILE
-    from engram.core.store.roots import CACHE_DIR, WORKSPACE_SUBDIR
+    from engram.core.store.layout import CACHE_DIR, WORKSPACE_SUBDIR
 
     return scope.base / WORKSPACE_SUBDIR / CACHE_DIR / STATE_FILE
 
@@ -112,7 +112,7 @@ def _lock(scope: Scope) -> Iterator[None]:
             yield
         return
     from engram.core.store.files import root_lock
-    from engram.core.store.roots import WORKSPACE_SUBDIR, Root
+    from engram.core.store.layout import WORKSPACE_SUBDIR, Root
 
     with root_lock(Root(scope.base / WORKSPACE_SUBDIR, "workspace")):
         yield

@@ -228,7 +228,7 @@ def _signed(rel: str, rec: dict[str, Any]) -> bool:
 
 def place_for(project: Path | None, *, user_level: bool) -> Place:
     """The workspace's place (its cache folder) or, with --global, the home folder's."""
-    from engram.core.store.roots import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
+    from engram.core.store.layout import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
 
     if user_level:
         return Place(Path.home(), user_config_dir() / STATE_FILE, None, "~/")
@@ -421,7 +421,7 @@ def _locked(place: Place) -> Any:
         place.state.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(place.state) + ".lock", timeout=30)
     from engram.core.store.files import root_lock
-    from engram.core.store.roots import Root
+    from engram.core.store.layout import Root
 
     return root_lock(Root(place.lock_root, "workspace"))
 

@@ -16,7 +16,7 @@ from engram.mcp.protocol import INVALID_PARAMS, Era, RpcError
 
 if TYPE_CHECKING:
     from engram.core.results import Result
-    from engram.core.store.roots import Roots
+    from engram.core.store.layout import Roots
 
 RELOAD_ACTION = "reload_memory"
 RELOAD_SENTENCE = (

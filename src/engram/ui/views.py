@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.roots import Roots
+from engram.core.store.layout import Roots
 
 # `archive/<id>.r<N>.md`, or `<id>.r<N>-<k>.md` when revision N was archived more than once
 _REVISION = re.compile(

@@ -9,7 +9,8 @@ import pytest
 
 from engram.core.errors import ContainmentError
 from engram.core.store import files as store
-from engram.core.store.roots import Root, create_layout
+from engram.core.store.layout import Root
+from engram.core.store.roots import create_layout
 
 VICTIM = b"outside the memory root\n"
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from engram.core import api
-from engram.core.store.roots import create_layout, resolve_roots, user_config_path
+from engram.core.store.layout import user_config_path
+from engram.core.store.roots import create_layout, resolve_roots
 
 
 @pytest.fixture

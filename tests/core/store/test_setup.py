@@ -7,7 +7,8 @@ import pytest
 
 from engram.core import api
 from engram.core.errors import UsageError
-from engram.core.store.roots import GITIGNORE_TEXT, resolve_roots
+from engram.core.store.layout import GITIGNORE_TEXT
+from engram.core.store.roots import resolve_roots
 
 
 def test_init_creates_the_layout_and_is_idempotent(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 from engram.core.errors import EngramError, UsageError
 from engram.core.results import Result
-from engram.core.store.roots import ARCHIVE_DIR, WORKSPACE_SUBDIR, Root, Roots
+from engram.core.store.layout import ARCHIVE_DIR, WORKSPACE_SUBDIR, Root, Roots
 
 MIN_RECALL = 0.95
 CASE_KEYS = ("name", "task", "must", "must_not", "roles", "category", "paths", "branch")

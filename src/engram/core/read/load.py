@@ -38,7 +38,7 @@ from engram.core.results import Diagnostic, Result
 from engram.core.store.config import Config, load_config
 from engram.core.store.files import load_ignore_rules
 from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
-from engram.core.store.roots import Roots
+from engram.core.store.layout import Roots
 
 DISCLOSURES = ("auto", "cards", "bodies")
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from engram.core.read.worktree import changed_files
-from engram.core.store.roots import WORKSPACE_SUBDIR
+from engram.core.store.layout import WORKSPACE_SUBDIR
 
 MAX_PATHS = 50  # touched files considered (a huge diff says little about any one memory)
 _SPLIT_RE = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")

@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 
 from engram.core.errors import EngramError, UsageError
 from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES
-from engram.core.store.roots import Roots, read_json_object, read_user_config, user_config_path
+from engram.core.store.layout import Roots, user_config_path
+from engram.core.store.roots import read_json_object, read_user_config
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 

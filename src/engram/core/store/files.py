@@ -25,7 +25,7 @@ from typing import NamedTuple
 from engram.core.errors import ContainmentError, EngramError
 from engram.core.memory import Memory, MemoryParseError, parse_memory
 from engram.core.store.bounded import MAX_STATE_BYTES, parse_json, read_fd
-from engram.core.store.roots import (
+from engram.core.store.layout import (
     ARCHIVE_DIR,
     CACHE_DIR,
     CONFIG_FILE,

@@ -31,7 +31,7 @@ from engram.core.store.files import (
     read_memory_file,
     remove_file,
 )
-from engram.core.store.roots import Root, Roots
+from engram.core.store.layout import Root, Roots
 
 if TYPE_CHECKING:
     from engram.core.store.watch import FolderWatch

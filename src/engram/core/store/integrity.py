@@ -23,7 +23,7 @@ from engram.core.store.files import (
     scan_files,
     write_manifest,
 )
-from engram.core.store.roots import Root, Roots
+from engram.core.store.layout import Root, Roots
 
 LAST_VERIFY_FILE = "last-verify.json"
 

@@ -9,7 +9,7 @@ from typing import Any
 from engram.core.errors import UsageError
 from engram.core.results import Result
 from engram.core.store.config import KEYS, load_config, set_config_value
-from engram.core.store.roots import Roots
+from engram.core.store.layout import Roots
 
 RELOAD_NOTE = "Reload memory (engram_load / engram load) so the change takes effect."
 

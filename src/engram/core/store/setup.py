@@ -18,17 +18,15 @@ from engram.core.store.files import (
     root_lock,
     write_manifest,
 )
-from engram.core.store.roots import (
+from engram.core.store.layout import (
     CACHE_DIR,
     PENDING_FILE,
     WORKING_DIR,
     WORKSPACE_SUBDIR,
     Root,
-    create_layout,
-    find_init_dir,
-    resolve_roots,
     user_config_path,
 )
+from engram.core.store.roots import create_layout, find_init_dir, resolve_roots
 
 
 def _set_global_path(path: Path) -> Path:

@@ -11,7 +11,7 @@ from engram.core.store.config import load_config
 from engram.core.store.files import read_json
 from engram.core.store.index import open_index
 from engram.core.store.integrity import last_verify
-from engram.core.store.roots import Roots
+from engram.core.store.layout import Roots
 
 
 def _pending_count(roots: Roots) -> int:

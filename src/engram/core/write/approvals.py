@@ -27,7 +27,7 @@ from typing import Any
 from engram.core.errors import ApprovalError, UsageError
 from engram.core.memory import Memory, normalise_type
 from engram.core.results import Result
-from engram.core.store.roots import TYPE_DIRS, Root, Roots
+from engram.core.store.layout import TYPE_DIRS, Root, Roots
 from engram.core.write.candidates import (
     Candidate,
     make_candidate,

@@ -42,7 +42,7 @@ from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.store.bounded import parse_json
-from engram.core.store.roots import (
+from engram.core.store.layout import (
     ARCHIVE_DIR,
     CACHE_DIR,
     MANIFEST_FILE,
@@ -208,7 +208,7 @@ def _journal_key() -> bytes | None:
     """
     import secrets
 
-    from engram.core.store.roots import user_config_dir
+    from engram.core.store.layout import user_config_dir
 
     path = user_config_dir() / JOURNAL_KEY_FILE
     for _ in range(3):

@@ -15,7 +15,7 @@ from typing import Any
 
 from engram.core.errors import NotFoundError, UsageError
 from engram.core.results import Result
-from engram.core.store.roots import WORKING_DIR, Roots
+from engram.core.store.layout import WORKING_DIR, Roots
 from engram.core.write.approvals import propose_candidates, resolve_scopes
 from engram.core.write.candidates import make_candidate
 
