@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from engram.core.inputs import split_code
-from engram.core.safety import find_injection, redact
+from engram.core.safety.scan import find_injection, redact
+from engram.core.safety.screen import split_code
 
 SHAPES = {
     "backticks": "`",

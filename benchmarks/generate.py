@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 from engram.core.memory import Memory, render_memory
-from engram.core.store.files import file_hash, write_manifest
+from engram.core.store.files import file_hash
 from engram.core.store.layout import WORKSPACE_SUBDIR, Root
+from engram.core.store.manifest import write_manifest
 from engram.core.store.roots import create_layout
 
 # area -> (components, domain nouns)

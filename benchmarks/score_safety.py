@@ -56,7 +56,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def score_cases(cases: list[dict[str, Any]]) -> Score:
     """Score one corpus (its kind is read from the labels)."""
-    from engram.core.safety import find_injection, redact
+    from engram.core.safety.scan import find_injection, redact
 
     kind = "secrets" if "secret" in cases[0] else "injection"
     sc = Score(kind)

@@ -385,8 +385,8 @@ def test_a_hook_prompt_with_surrogates_and_control_characters_still_routes(proje
 
 
 def test_code_spans_are_data_unless_they_hold_prose_for_the_agent() -> None:
-    from engram.core.inputs import find_unsafe_field
     from engram.core.memory import Memory
+    from engram.core.safety.screen import find_unsafe_field
 
     def verdict(content: str) -> str:
         return find_unsafe_field(Memory("m", "knowledge", title="Notes", content=content))
@@ -432,8 +432,8 @@ def test_a_hostile_body_is_scanned_in_one_pass(tmp_path: Path, body: str) -> Non
     backticks, the time growing with the cube of the size) are read in one pass: this test
     takes milliseconds, and a return of the backtracking would make it take minutes.
     `benchmarks/bench_hostile.py` times them at 250 KB."""
-    from engram.core.inputs import split_code
-    from engram.core.safety import find_injection, redact
+    from engram.core.safety.scan import find_injection, redact
+    from engram.core.safety.screen import split_code
 
     prose, _code = split_code("Run `make` then\n" + body)
     assert prose.startswith("Run   then")

@@ -15,8 +15,9 @@ import pytest
 from engram.core.memory import parse_memory
 from engram.core.read.benchmark import leave_one_out, read_cases, run_routing_benchmark
 from engram.core.store.config import KEYS
-from engram.core.store.files import MEMORY_DIRS, load_memories
+from engram.core.store.files import MEMORY_DIRS
 from engram.core.store.layout import Root
+from engram.core.store.memoryfiles import load_memories
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "routing_cases.json"

@@ -7,7 +7,7 @@ import pytest
 
 from engram.core import api
 from engram.core.errors import SafetyError
-from engram.core.safety import check_id, find_injection, inside, redact, scan_text
+from engram.core.safety.scan import check_id, find_injection, inside, redact, scan_text
 from engram.core.store.roots import resolve_roots
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "hostile.json").read_text())

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _shown(value: Any, limit: int = 100) -> str:
     """A value from the pending file as one safe line (the file is writable by anyone with a
     shell in the project: no control characters or escape sequences reach the terminal)."""
-    from engram.core.inputs import printable
+    from engram.core.text import printable
 
     text = printable(" ".join(str(value or "").split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"

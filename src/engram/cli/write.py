@@ -536,7 +536,7 @@ def _read_candidates(args: argparse.Namespace) -> str:
             f"candidate input is larger than {MAX_INPUT_BYTES:,} bytes; at most "
             f"{MAX_INPUT_CHARS:,} characters are accepted (one short memory per line)"
         )
-    from engram.core.inputs import decode_input
+    from engram.core.text import decode_input
 
     return decode_input(raw, f"{'--file ' + src if src and src != '-' else 'stdin'}")
 

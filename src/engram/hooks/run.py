@@ -99,7 +99,7 @@ def respond(
     if event == PROMPT:
         prompt = payload.get("prompt")
         if isinstance(prompt, str):  # a stray surrogate or control must not cost the memory
-            from engram.core.inputs import printable
+            from engram.core.text import printable
 
             prompt = printable(strip_hook_context(prompt))
         query = prompt if isinstance(prompt, str) and prompt.strip() else None
@@ -110,8 +110,8 @@ def respond(
         return _answer(host, event, None, "skipped (read mode manual)" if proof_on else None)
 
     from engram.core import api
-    from engram.core.inputs import printable
     from engram.core.read.signals import work_signals
+    from engram.core.text import printable
 
     objective = printable(env.get("ENGRAM_SESSION_OBJECTIVE", ""))  # undecodable bytes too
     cache = HookCache(roots.primary)

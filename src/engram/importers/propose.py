@@ -16,7 +16,7 @@ from typing import Any
 
 from engram.core.errors import SafetyError, UsageError
 from engram.core.results import Result
-from engram.core.safety import clean_names, public_text
+from engram.core.safety.scan import clean_names, public_text
 
 MAX_PER_PROPOSAL = 50  # engram.core.write.candidates.MAX_CANDIDATES
 
@@ -113,7 +113,7 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
 def safe_title(piece: Any, redacted_text: str) -> str:
     """The piece's title with no secret in it: the first clause of the redacted text when
     the title was cut from the text, else the heading redacted."""
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
     from engram.core.write.importing import statement_title
 
     if piece.titled_by_text:
@@ -151,7 +151,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     terminal prompt, `engram commit`, or the MCP approval tools); otherwise it says why
     nothing was proposed.
     """
-    from engram.core.safety import find_injection, screen_fields
+    from engram.core.safety.scan import find_injection, screen_fields
     from engram.core.write import approvals
     from engram.core.write.importing import statement_title
 
@@ -269,7 +269,7 @@ def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
 def committed_content(text: str) -> str:
     """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
     write path redacts it, so a line that held a secret matches the memory it became."""
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
     from engram.core.write.commit import content_of
 
     return content_of(redact(text).text).strip()
@@ -282,7 +282,7 @@ def held_ranges(
     what `--replace-with-pointer` may hand over. A line memory holds only redacted (it
     carried a secret) is not held as written, so it stays in its file."""
     from engram.core.errors import EngramError
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
     from engram.core.write.candidates import make_candidate
 
     _, pieces = read_pieces(req, base)

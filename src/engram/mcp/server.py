@@ -455,7 +455,7 @@ class Server:
             roots = require_roots()  # per call: a workspace created after start is seen
             return tool.run(Call(tool.name, checked, era, params, self), roots)
         except EngramError as exc:
-            from engram.core.safety import public_text  # never repeat a secret it quotes
+            from engram.core.safety.scan import public_text
 
             return error_result(exc.code, public_text(exc.message))
         except RpcError:

@@ -166,7 +166,7 @@ def _describe_type(spec: dict[str, Any]) -> str:
 def check_arguments(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     """Reject unknown, missing, ill-typed or non-text arguments with one clear message (UsageError)."""
     from engram.core.errors import UsageError
-    from engram.core.inputs import check_strings
+    from engram.core.text import check_strings
 
     unknown = sorted(k for k in args if k not in tool.properties)
     if unknown:

@@ -48,7 +48,7 @@ def _usage(roots: Roots) -> dict[tuple[str, str], int]:
 
 def list_memories(roots: Roots) -> dict[str, Any]:
     """Every memory of every root (durable and working), plus files that failed to parse."""
-    from engram.core.store.files import load_memories
+    from engram.core.store.memoryfiles import load_memories
 
     usage = _usage(roots)
     memories: list[dict[str, Any]] = []
@@ -102,8 +102,8 @@ def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     """One memory's raw file, parsed front matter, archived revisions and dependants."""
     from engram.core.errors import NotFoundError
     from engram.core.memory import MemoryParseError, front_matter_dict
-    from engram.core.safety import check_id
-    from engram.core.store.files import find_memory_file, load_memories, read_memory_file
+    from engram.core.safety.scan import check_id
+    from engram.core.store.memoryfiles import find_memory_file, load_memories, read_memory_file
 
     check_id(mid)
     root = _root(roots, scope)

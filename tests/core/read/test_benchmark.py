@@ -282,7 +282,7 @@ def test_generated_workspaces_are_deterministic_varied_and_loadable(tmp_path: Pa
     import importlib.util
 
     from engram.core import api
-    from engram.core.store.files import read_manifest
+    from engram.core.store.manifest import read_manifest
     from engram.core.store.roots import resolve_roots
 
     gen_path = Path(__file__).resolve().parents[3] / "benchmarks" / "generate.py"

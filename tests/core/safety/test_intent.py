@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from engram.core.memory import split_front_matter
-from engram.core.safety import find_injection
 from engram.core.safety.intent import aimed_at_reader, find_intent, main_clause
 from engram.core.safety.normalise import skeleton
+from engram.core.safety.scan import find_injection
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

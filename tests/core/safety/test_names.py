@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.core.safety import clean_names, public_text
+from engram.core.safety.scan import clean_names, public_text
 
 BIN = Path(sys.executable).parent
 AWS_ID = "AKIAJPJOMKEFOIUC5LGT"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engram.core.memory import split_front_matter
-from engram.core.safety import redact
+from engram.core.safety.scan import redact
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

@@ -9,6 +9,7 @@ import pytest
 
 from engram.core.errors import ContainmentError
 from engram.core.store import files as store
+from engram.core.store import memoryfiles
 from engram.core.store.layout import Root
 from engram.core.store.roots import create_layout
 
@@ -114,12 +115,12 @@ def test_a_memory_file_that_is_a_link_is_never_scanned_or_read(root: Root, victi
     (root.path / "skills").symlink_to(victim.parent, target_is_directory=True)
     (victim.parent / "other.md").write_text("---\nid: other\ntype: skill\n---\n\n# Other\n")
     assert [fs.rel for fs in store.scan_files(root)] == ["rules/real.md"]
-    assert store.find_memory_file(root, "leak") is None
-    assert store.find_memory_file(root, "other") is None
+    assert memoryfiles.find_memory_file(root, "leak") is None
+    assert memoryfiles.find_memory_file(root, "other") is None
     found = {(f.code, f.rel) for f in store.link_findings(root)}
     assert found == {("file.symlink", "rules/leak.md"), ("folder.symlink", "skills/")}
     with pytest.raises(ContainmentError):
-        store.read_memory_file(root, "rules/leak.md")
+        memoryfiles.read_memory_file(root, "rules/leak.md")
 
 
 def test_remove_file_removes_a_link_never_its_target(root: Root, victim: Path) -> None:

@@ -225,7 +225,8 @@ def test_a_memory_holding_a_secret_is_redacted_once_per_version(
 ) -> None:
     """Every load that shows it used to scan its whole text again: the hook paid that on
     every prompt (24 s for eight 260 KB files)."""
-    from engram.core import api, inputs
+    from engram.core import api
+    from engram.core.safety import screen
     from engram.core.store.roots import resolve_roots
 
     write_memory(project / ".agents/.engram", "knowledge", "deploy-token", "Deploy token",
@@ -234,8 +235,8 @@ def test_a_memory_holding_a_secret_is_redacted_once_per_version(
     first = api.load(roots, "deploy token", count_usage=False)
     assert "ghp_16C7e42F" not in first.text and "[REDACTED:" in first.text
     calls: list[int] = []
-    real = inputs.redacted_memory
-    monkeypatch.setattr(inputs, "redacted_memory", lambda m: calls.append(1) or real(m))
+    real = screen.redacted_memory
+    monkeypatch.setattr(screen, "redacted_memory", lambda m: calls.append(1) or real(m))
     again = api.load(roots, "deploy token", count_usage=False)
     assert again.text == first.text and calls == []
     from engram.core.store.index import open_index

@@ -14,7 +14,7 @@ import pytest
 from engram.core import api
 from engram.core.errors import NotFoundError, SafetyError, UsageError
 from engram.core.memory import parse_memory
-from engram.core.store.files import current_hashes, read_manifest
+from engram.core.store.manifest import current_hashes, read_manifest
 from engram.core.store.roots import create_layout, resolve_roots
 from engram.core.write import commit
 

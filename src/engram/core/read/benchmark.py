@@ -151,7 +151,8 @@ def _isolated_environment(home: Path) -> Iterator[None]:
 
 def _known_ids(root: Root, result: Result) -> set[str]:
     """Ids of every memory file of the root, archived ones included (cases may forbid them)."""
-    from engram.core.store.files import MEMORY_DIRS, load_memories
+    from engram.core.store.files import MEMORY_DIRS
+    from engram.core.store.memoryfiles import load_memories
 
     memories, errors = load_memories(root, (*MEMORY_DIRS, ARCHIVE_DIR))
     for rel, reason in errors:

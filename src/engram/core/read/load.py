@@ -7,13 +7,6 @@ import sqlite3
 from typing import Any, NamedTuple
 
 from engram.core.errors import NotFoundError, UsageError
-from engram.core.inputs import (
-    Findings,
-    check_text,
-    decode_findings,
-    shown_fields,
-    title_findings,
-)
 from engram.core.memory import ID_RE, Memory
 from engram.core.read.render import (
     TOKEN_RULE,
@@ -35,10 +28,12 @@ from engram.core.read.routing import (
     select_with_prerequisites,
 )
 from engram.core.results import Diagnostic, Result
+from engram.core.safety.screen import Findings, decode_findings, shown_fields, title_findings
 from engram.core.store.config import Config, load_config
 from engram.core.store.files import load_ignore_rules
 from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
 from engram.core.store.layout import Roots
+from engram.core.text import check_text
 
 DISCLOSURES = ("auto", "cards", "bodies")
 
@@ -326,7 +321,7 @@ def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> 
     if found.unsafe:
         return WITHHELD_TITLE
     if found.secrets:
-        from engram.core.safety import redact
+        from engram.core.safety.scan import redact
 
         return redact(row["title"]).text
     return row["title"]
@@ -713,7 +708,7 @@ def _id_unsafe(row: sqlite3.Row) -> bool:
         return decode_findings(row["flag"]).unsafe.startswith("id:")
     verdict = _ID_VERDICTS.get(row["id"])
     if verdict is None:
-        from engram.core.safety import find_injection
+        from engram.core.safety.scan import find_injection
 
         verdict = _ID_VERDICTS[row["id"]] = find_injection(row["id"].replace("-", " ")) is not None
     return verdict

@@ -207,7 +207,7 @@ def _long_role(role: str) -> bool:
 def role_problem(role: str) -> str:
     """Why a role name cannot be stored, or '': it is written into committed files (memory
     front matter, config.json) and shown to the agent, so it is screened like memory text."""
-    from engram.core.safety import find_injection, redact
+    from engram.core.safety.scan import find_injection, redact
 
     if redact(role).text != role:
         return "a role looks like a secret or personal data (it is not repeated here)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
 from _thread import get_ident  # the thread id, without importing `threading` on every hook
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from engram.core.errors import ContainmentError, EngramError
-from engram.core.memory import Memory, MemoryParseError, parse_memory
 from engram.core.store.bounded import MAX_STATE_BYTES, parse_json, read_fd
 from engram.core.store.layout import (
     ARCHIVE_DIR,
@@ -507,7 +505,7 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
 
     Links are left out (a linked folder or file is never loaded); `link_findings` names them.
     """
-    from engram.core.inputs import text_problem
+    from engram.core.text import text_problem
 
     out: list[FileStat] = []
     for sub in dirs:
@@ -536,108 +534,7 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
     return out
 
 
-def read_memory_file(root: Root, rel: str) -> tuple[Memory, bytes]:
-    """Parse one memory file; raises MemoryParseError with a readable reason."""
-    from engram.core.inputs import decode_memory_file, file_limits, read_bounded
-
-    path = root.path / rel
-    limits = file_limits(root)  # a hostile file is refused before it costs memory or time
-    with os.fdopen(_open_file(root, path, os.O_RDONLY), "rb") as fh:
-        raw = read_bounded(fh, limits.file_bytes)
-    text = decode_memory_file(raw)
-    sub = rel.split("/", 1)[0]
-    mem = parse_memory(
-        text,
-        path,
-        default_type=DIR_TYPES.get(sub),
-        scope=root.scope,
-        max_front_matter=limits.front_matter_bytes,
-    )
-    mem.scope = root.scope
-    if sub == WORKING_DIR:
-        mem.tier = "working"
-    return mem, raw
-
-
-def load_memories(
-    root: Root, dirs: tuple[str, ...] = MEMORY_DIRS
-) -> tuple[list[Memory], list[tuple[str, str]]]:
-    """All parseable memories of a root, plus (rel, reason) for files that failed."""
-    memories: list[Memory] = []
-    errors: list[tuple[str, str]] = []
-    with batch_reads():
-        for fs in scan_files(root, dirs):
-            try:
-                mem, _ = read_memory_file(root, fs.rel)
-            except (MemoryParseError, OSError) as exc:
-                errors.append((fs.rel, str(exc)))
-                continue
-            memories.append(mem)
-    return memories, errors
-
-
-def memory_path(root: Root, mem: Memory) -> Path:
-    sub = WORKING_DIR if mem.is_working else TYPE_DIRS[mem.type]
-    return root.path / sub / f"{mem.id}.md"
-
-
-def find_memory_file(root: Root, mid: str, dirs: tuple[str, ...] = MEMORY_DIRS) -> Path | None:
-    for sub in dirs:
-        p = root.path / sub / f"{mid}.md"
-        with contextlib.suppress(OSError):
-            if stat.S_ISREG(os.lstat(p).st_mode) and not os.path.islink(p.parent):
-                return p
-    return None
-
-
 # ---------------------------------------------------------------- manifest
-
-
-def read_manifest(root: Root) -> dict[str, str]:
-    try:
-        data = read_json(root, root.manifest_path)
-    except FileNotFoundError:
-        return {}
-    except ContainmentError:
-        raise
-    except (OSError, ValueError) as exc:
-        raise EngramError(
-            f"{root.manifest_path} is not valid JSON ({exc}); fix it or run `engram verify --accept`",
-            code="manifest.invalid",
-        ) from exc
-    files = data.get("files", {}) if isinstance(data, dict) else {}
-    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
-
-
-def write_manifest(root: Root, files: dict[str, str]) -> None:
-    payload = {"schema_version": 1, "algorithm": "sha256", "files": dict(sorted(files.items()))}
-    atomic_write(root.manifest_path, json.dumps(payload, indent=2) + "\n", root=root)
-
-
-def current_hashes(root: Root) -> dict[str, str]:
-    from engram.core.inputs import file_limits
-
-    limit = file_limits(
-        root
-    ).file_bytes  # a file over it is never read (nor loaded): its size stands in
-    with batch_reads():
-        return {
-            fs.rel: file_hash(read_bytes(root, fs.path))
-            if fs.size <= limit
-            else f"unread:{fs.size}"
-            for fs in scan_files(root, MANAGED_DIRS)
-        }
-
-
-def update_manifest(root: Root, changed: dict[str, str | None]) -> None:
-    """Record new hashes (None removes an entry). Call under root_lock."""
-    files = read_manifest(root)
-    for rel, digest in changed.items():
-        if digest is None:
-            files.pop(rel, None)
-        else:
-            files[rel] = digest
-    write_manifest(root, files)
 
 
 # ---------------------------------------------------------------- links in a root (verify, doctor)

@@ -28,10 +28,10 @@ from engram.core.store.files import (
     batch_reads,
     contained_path,
     file_hash,
-    read_memory_file,
     remove_file,
 )
 from engram.core.store.layout import Root, Roots
+from engram.core.store.memoryfiles import read_memory_file
 
 if TYPE_CHECKING:
     from engram.core.store.watch import FolderWatch
@@ -91,7 +91,7 @@ def split_list(value: str | None) -> list[str]:
 
 def unsafe_reason(mem: Memory) -> str:
     """What the read path must do with a memory (withhold, redact), as the stored flag ('' clean)."""
-    from engram.core.inputs import memory_findings
+    from engram.core.safety.screen import memory_findings
 
     return memory_findings(mem).encode()
 
@@ -174,7 +174,7 @@ def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, st
                     if not name.endswith(".md") or name.startswith("."):
                         continue
                     if not name.isprintable():
-                        from engram.core.inputs import text_problem
+                        from engram.core.text import text_problem
 
                         if text_problem(name):
                             continue
@@ -267,7 +267,7 @@ class Index:
         """Re-check only the files the kernel reported (and the manifest)."""
         todo: list[tuple[Root, FileStat]] = []
         gone: list[tuple[str, str]] = []
-        from engram.core.inputs import text_problem
+        from engram.core.text import text_problem
 
         for key, name in names:
             if not name.endswith(".md") or name.startswith("."):
@@ -457,7 +457,7 @@ class Index:
         return False
 
     def _load_manifests(self) -> None:
-        from engram.core.store.files import read_manifest
+        from engram.core.store.manifest import read_manifest
 
         self.conn.execute("DELETE FROM manifest")
         for root in self.roots.all:
@@ -525,7 +525,7 @@ class Index:
             row = self.conn.execute("SELECT doc FROM redacted WHERE hash=?", (hash_,)).fetchone()
             if row is not None:
                 return doc_to_memory(row[0])
-        from engram.core.inputs import redacted_memory
+        from engram.core.safety.screen import redacted_memory
 
         clean = redacted_memory(mem)
         if hash_:

@@ -14,16 +14,14 @@ from engram.core.results import Diagnostic, Result
 from engram.core.store.files import (
     MANAGED_DIRS,
     atomic_write,
-    current_hashes,
     file_stat,
     read_json,
-    read_manifest,
-    read_memory_file,
     root_lock,
     scan_files,
-    write_manifest,
 )
 from engram.core.store.layout import Root, Roots
+from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
+from engram.core.store.memoryfiles import read_memory_file
 
 LAST_VERIFY_FILE = "last-verify.json"
 
@@ -69,8 +67,9 @@ def content_report(root: Root) -> list[dict[str, str]]:
     Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
     with a stable code, as the read path treats it.
     """
-    from engram.core.inputs import bad_names, memory_findings
+    from engram.core.safety.screen import memory_findings
     from engram.core.store.files import MEMORY_DIRS
+    from engram.core.store.memoryfiles import bad_names
 
     out: list[dict[str, str]] = [
         {

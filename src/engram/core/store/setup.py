@@ -10,14 +10,7 @@ from engram.core.errors import EngramError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.store.bounded import parse_json, read_plain
-from engram.core.store.files import (
-    atomic_write,
-    current_hashes,
-    read_bytes,
-    read_manifest,
-    root_lock,
-    write_manifest,
-)
+from engram.core.store.files import atomic_write, read_bytes, root_lock
 from engram.core.store.layout import (
     CACHE_DIR,
     PENDING_FILE,
@@ -26,6 +19,7 @@ from engram.core.store.layout import (
     Root,
     user_config_path,
 )
+from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
 from engram.core.store.roots import create_layout, find_init_dir, resolve_roots
 
 

@@ -133,7 +133,7 @@ def parse_roles(role: str | list[str] | None) -> list[str]:
 
 
 def durable_memories(root: Root) -> list[Memory]:
-    from engram.core.store.files import load_memories
+    from engram.core.store.memoryfiles import load_memories
 
     mems, _errors = load_memories(root, tuple(TYPE_DIRS.values()))
     return mems
@@ -171,7 +171,7 @@ def scan_candidates(cands: list[Candidate]) -> Screened:
     and go forward; if none is left, the refusals are raised together (nothing is written).
     """
     from engram.core.errors import SafetyError
-    from engram.core.safety import redact, scan_text, substance_problem
+    from engram.core.safety.scan import redact, scan_text, substance_problem
 
     out = Screened()
     kept: list[Candidate] = []
@@ -327,7 +327,8 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
     to replace a file that a person or a `git pull` changed after the human approved.
     """
     from engram.core.memory import MemoryParseError
-    from engram.core.store.files import file_hash, find_memory_file, read_memory_file
+    from engram.core.store.files import file_hash
+    from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 
     out: list[dict[str, Any]] = []
     for root in roots:
@@ -354,8 +355,8 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
 def _shown_diff(mem: Memory, new_text: str, label: str) -> list[str]:
     """The diff as the agent may see it: the replaced file is hand-written, so the read
     path's checks apply (a withheld memory's text is not shown, secrets are redacted)."""
-    from engram.core.inputs import memory_findings
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
+    from engram.core.safety.screen import memory_findings
 
     found = memory_findings(mem)
     if found.unsafe:
@@ -714,7 +715,7 @@ def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
     decline is the one `revoke_proposal` makes: a later commit with that token fails
     with `reason`.
     """
-    from engram.core.safety import find_injection, redact
+    from engram.core.safety.scan import find_injection, redact
 
     if reason and find_injection(reason) is not None:  # it is shown to the agent later
         raise UsageError(

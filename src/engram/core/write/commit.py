@@ -699,7 +699,7 @@ def _defer(out: Outcome, e: dict[str, Any], reason: str, guidance_id: str | None
 
 def _read(root: Root, rel: str) -> Memory | None:
     from engram.core.memory import MemoryParseError
-    from engram.core.store.files import read_memory_file
+    from engram.core.store.memoryfiles import read_memory_file
 
     try:
         mem, _ = read_memory_file(root, rel)
@@ -742,7 +742,7 @@ def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
 
     Returns (reason to refuse or "", kinds redacted); secrets are redacted in place.
     """
-    from engram.core.safety import check_id, find_injection, redact
+    from engram.core.safety.scan import check_id, find_injection, redact
 
     if e.get("type") not in TYPE_DIRS:
         return f"type {e.get('type')!r} is not rule, skill or knowledge", []
@@ -1299,7 +1299,7 @@ def force_save(
 
 def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
     """Move a durable memory to archive/ with its reason; never deletes anything."""
-    from engram.core.safety import check_id, scan_text
+    from engram.core.safety.scan import check_id, scan_text
 
     check_id(mid, "memory id")
     if not isinstance(reason, str) or not reason.strip():

@@ -32,7 +32,7 @@ def create_note_proposal(
     roots: Roots, text: str, objective: str, *, mtype: str = "knowledge", scope: str | None = None
 ) -> Result:
     """Propose one working note; its commit returns {id, file, valid_until}."""
-    from engram.core.safety import scan_text
+    from engram.core.safety.scan import scan_text
     from engram.core.store.config import load_config
 
     if not isinstance(objective, str) or not objective.strip():
@@ -70,8 +70,8 @@ def create_note_proposal(
 def find_note(roots: Roots, mid: str) -> tuple[Any, Any]:
     """(root, Memory) of the working note `mid`; workspace first."""
     from engram.core.memory import MemoryParseError
-    from engram.core.safety import check_id
-    from engram.core.store.files import find_memory_file, read_memory_file
+    from engram.core.safety.scan import check_id
+    from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 
     check_id(mid, "note id")
     for root in roots.all:

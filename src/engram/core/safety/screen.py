@@ -1,208 +1,18 @@
-"""Untrusted input: text from people, agents and repositories, checked before Engram uses it.
+"""The read-time screen: every field of a memory that a rendering shows the agent, checked
+for text aimed at that agent (the memory is withheld) and for secrets (redacted).
 
-Three kinds of input reach Engram from outside: command-line arguments and stdin, MCP tool
-arguments (JSON strings may hold lone surrogates such as "\\ud800"), and memory files on
-disk, which may come from a cloned repository nobody reviewed. This module gives each one
-clear, bounded checks: printable UTF-8 text with the field named on error, files read only
-up to a configured size, and every field of a parsed memory checked for text aimed at the
-agent (withheld) and for secrets (redacted) before it is shown.
+A memory file may come from a cloned repository nobody reviewed; this is what stands
+between such a file and the agent that trusts what Engram shows it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
 from collections.abc import Iterator
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple
 
-from engram.core.errors import UsageError
-from engram.core.memory import FRONT_MATTER_BYTES, MEMORY_FILE_BYTES, Memory, MemoryParseError
-
-if TYPE_CHECKING:
-    from engram.core.store.layout import Root
-
-# C0 and C1 control characters other than tab, line feed and carriage return.
-_CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
-_BAD_FILE_CHAR = re.compile(f"[{_CONTROL}]")
-_BAD_ARG_CHAR = f"[{_CONTROL}\ud800-\udfff]"  # compiled on first use (`re` keeps it)
-_CHAR_NAMES = {0x00: "a NUL character", 0x1B: "an ESC character", 0x7F: "a DEL character"}
-PRINTABLE_HINT = "printable UTF-8 text (tabs and line breaks are allowed)"
-
-
-def _describe(ch: str) -> str:
-    cp = ord(ch)
-    if 0xDC80 <= cp <= 0xDCFF:  # how Python carries an undecodable byte of argv or a file name
-        return f"a byte that is not UTF-8 (0x{cp - 0xDC00:02X})"
-    if 0xD800 <= cp <= 0xDFFF:
-        return f"a lone surrogate U+{cp:04X} (half of a UTF-16 pair, not a character)"
-    return _CHAR_NAMES.get(cp, f"a control character U+{cp:04X}")
-
-
-def text_problem(text: str) -> str | None:
-    """What makes `text` unusable as memory text ('contains a NUL character at position 3')."""
-    if text.isprintable():  # the common case, decided without the pattern
-        return None
-    m = re.search(_BAD_ARG_CHAR, text)
-    if m is None:
-        return None
-    return f"contains {_describe(m.group())} at position {m.start()}"
-
-
-def printable(text: str) -> str:
-    """`text` with every character `check_text` refuses replaced by U+FFFD (for routing a prompt)."""
-    return text if text.isprintable() else re.sub(_BAD_ARG_CHAR, "\ufffd", text)
-
-
-def check_text(value: str, field: str, what: str = "memory text") -> str:
-    """`value` unchanged when it is printable text; a UsageError naming `field` otherwise."""
-    problem = text_problem(value)
-    if problem:
-        raise UsageError(f"{field}: {problem}; {what} must be {PRINTABLE_HINT}")
-    return value
-
-
-def check_strings(value: Any, field: str, what: str = "Engram input") -> None:
-    """Check every string inside a JSON-like value (MCP arguments), naming where it sits."""
-    if isinstance(value, str):
-        check_text(value, field, what)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_text(str(key), f"{field} (a key)", what)
-            check_strings(item, f"{field}.{key}", what)
-    elif isinstance(value, list | tuple):
-        for n, item in enumerate(value):
-            check_strings(item, f"{field}[{n}]", what)
-
-
-# Command-line arguments that name files or folders: a path may hold any byte but NUL, and
-# Python carries its undecodable bytes as surrogates that the OS turns back into the bytes.
-PATH_ARGUMENTS = frozenset({"workspace", "file", "global_path", "cases", "accept", "value"})
-
-
-def check_cli_args(args: object) -> None:
-    """Refuse command-line text that is not printable UTF-8, naming the argument."""
-    for name, value in vars(args).items():
-        if name in PATH_ARGUMENTS or name == "func":
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str):
-                check_text(item, name.replace("_", "-"), "command-line text")
-
-
-def decode_input(raw: bytes, field: str, what: str = "memory text") -> str:
-    """Bytes from stdin or a file as text; a clear error for non-UTF-8 or control bytes."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{field}: is not valid UTF-8 (byte 0x{raw[exc.start]:02X} at position {exc.start}); "
-            f"{what} must be {PRINTABLE_HINT}"
-        ) from exc
-    return check_text(text, field, what)
-
-
-# ---------------------------------------------------------------- memory files on disk
-
-
-class FileLimits(NamedTuple):
-    """What one memory file may cost: its size and the size of its front matter, in bytes."""
-
-    file_bytes: int
-    front_matter_bytes: int
-
-
-_LIMITS_TTL_S = 1.0
-_limits_cache: dict[str, tuple[float, FileLimits]] = {}
-
-
-def file_limits(root: Root) -> FileLimits:
-    """The limits for files of `root`: its config.json, then the user's, then the defaults.
-
-    Cached for a second: a full index build reads thousands of files, and a long-lived
-    server still sees an edited limit almost at once.
-    """
-    key = str(root.path)
-    now = time.monotonic()
-    hit = _limits_cache.get(key)
-    if hit is not None and now - hit[0] < _LIMITS_TTL_S:
-        return hit[1]
-    from engram.core.store.config import Config
-    from engram.core.store.roots import read_json_object, read_user_config
-
-    try:
-        cfg = Config([read_json_object(root.config_path, root), read_user_config()])
-        limits = FileLimits(
-            cfg.get("limits.memory_file_bytes"), cfg.get("limits.front_matter_bytes")
-        )
-    except Exception:  # an unreadable config never lifts the limits
-        limits = FileLimits(MEMORY_FILE_BYTES, FRONT_MATTER_BYTES)
-    _limits_cache[key] = (now, limits)
-    return limits
-
-
-def too_large(size: int, limit: int) -> MemoryParseError:
-    return MemoryParseError(
-        f"file is {size:,} bytes, over the {limit:,}-byte limit for a memory file; it was not "
-        "read (split it into smaller memories, or raise limits.memory_file_bytes in config.json "
-        "and run `engram rebuild-index`)",
-        code="memory.too_large",
-    )
-
-
-def read_bounded(fh: BinaryIO, limit: int) -> bytes:
-    """The bytes of an open file, refusing (without reading it whole) one over `limit` bytes."""
-    size = os.fstat(fh.fileno()).st_size
-    if size > limit:
-        raise too_large(size, limit)
-    raw = fh.read(limit + 1)
-    if len(raw) > limit:  # it grew since the stat
-        raise too_large(len(raw), limit)
-    return raw
-
-
-def decode_memory_file(raw: bytes) -> str:
-    """A memory file's text: UTF-8 without control characters, else a per-file error."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise MemoryParseError(
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02X} at offset {exc.start}, line {line}); "
-            "memory files must be printable UTF-8",
-            code="memory.not_text",
-        ) from exc
-    m = _BAD_FILE_CHAR.search(text)
-    if m is not None:
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-        raise MemoryParseError(
-            f"contains {_describe(m.group())} at line {line}, column {col}; memory files must "
-            "be printable UTF-8",
-            code="memory.not_text",
-        )
-    return text
-
-
-def bad_names(root: Root, dirs: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(shown path, problem) for `*.md` files whose names are not text: skipped, so named here."""
-    out: list[tuple[str, str]] = []
-    for sub in dirs:
-        try:
-            names = os.listdir(os.path.join(root.path, sub))
-        except OSError:
-            continue
-        for name in names:
-            problem = text_problem(name) if name.endswith(".md") else None
-            if problem:
-                shown = _BAD_FILE_CHAR.sub(
-                    lambda m: f"\\x{ord(m.group()):02x}",
-                    name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
-                )
-                out.append((f"{sub}/{shown}", f"file name {problem}"))
-    return out
-
+from engram.core.memory import Memory
 
 # ---------------------------------------------------------------- what a memory shows the agent
 
@@ -332,7 +142,7 @@ def split_code(text: str) -> tuple[str, str]:
 
 def _field_injection(text: str) -> str:
     """Why `text` reads like an instruction to the agent, or ''; code counts where it is prose."""
-    from engram.core.safety import find_injection
+    from engram.core.safety.scan import find_injection
 
     prose, code = split_code(text)
     hit = find_injection(prose)
@@ -357,7 +167,7 @@ def find_unsafe_field(mem: Memory) -> str:
         if name == "type":
             continue
         if name == "id":  # a slug; its words are read as a sentence
-            from engram.core.safety import find_injection
+            from engram.core.safety.scan import find_injection
 
             hit = find_injection(text.replace("-", " "))
             if hit is not None:
@@ -371,7 +181,7 @@ def find_unsafe_field(mem: Memory) -> str:
 
 def find_secret_kinds(mem: Memory) -> list[str]:
     """The kinds of secret or personal data `redact` finds in the fields shown to the agent."""
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
 
     text = "\n".join(t for name, t in shown_fields(mem) if name not in _NOT_REDACTED)
     return sorted(set(redact(text).kinds)) if text else []
@@ -397,7 +207,7 @@ def memory_findings(mem: Memory) -> Findings:
 
 def title_findings(title: str) -> Findings:
     """Findings of a title alone: what a listing of every card can afford to check."""
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
 
     reason = _field_injection(title) if title else ""
     secrets = sorted(set(redact(title).kinds)) if title else []
@@ -419,7 +229,7 @@ def decode_findings(flag: str | None) -> Findings:
 
 def redacted_memory(mem: Memory) -> Memory:
     """A copy of `mem` with secrets in every shown field replaced by `[REDACTED:<kind>]`."""
-    from engram.core.safety import redact
+    from engram.core.safety.scan import redact
 
     def clean(name: str, value: Any, depth: int = 0) -> Any:
         if name in _NOT_REDACTED:
