@@ -94,9 +94,9 @@ def run_import(args: argparse.Namespace) -> int:
     if args.dry_run and args.propose:
         raise UsageError("--dry-run proposes nothing and --propose only proposes; pick one")
     if not (args.dry_run or args.propose):
-        from engram.cli.write import _interactive
+        from engram.cli.write import interactive
 
-        if not _interactive():
+        if not interactive():
             raise UsageError(
                 "import asks for approval, but stdin is not a terminal; pass --propose to print "
                 "the approval token for `engram commit`, or --dry-run to see the candidates"
@@ -110,9 +110,9 @@ def run_import(args: argparse.Namespace) -> int:
         return emit(result, args)
     if args.propose:
         return emit(approvals.for_person(result), args)
-    from engram.cli.write import _prompt_loop
+    from engram.cli.write import prompt_loop
 
-    return _prompt_loop(roots, result, args)
+    return prompt_loop(roots, result, args)
 
 
 def run_pointer(args: argparse.Namespace) -> int:

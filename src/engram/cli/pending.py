@@ -50,7 +50,8 @@ def _age(created: str, at: float) -> str:
 
 def waiting(roots: Any) -> Result:
     """The waiting proposals, numbered from 1 (oldest first), with their candidates."""
-    from engram.core.write.approvals import _iso, now, read_pending, waiting_keys
+    from engram.core.store.pending import iso_time, now, read_pending
+    from engram.core.write.approvals import waiting_keys
 
     at = now()
     entries = read_pending(roots.primary)
@@ -75,7 +76,7 @@ def waiting(roots: Any) -> Result:
                 "number": n,
                 "proposal_id": _shown(payload.get("proposal_id"), 40),
                 "created_at": _shown(entry.get("created_at"), 40),
-                "expires_at": _iso(float(entry["expires_at"])),
+                "expires_at": iso_time(float(entry["expires_at"])),
                 "minutes_left": max(0, int((float(entry["expires_at"]) - at) // 60)),
                 "scopes": [_shown(s, 20) for s in payload.get("scopes") or []],
                 "candidates": cands,

@@ -113,7 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------- the terminal prompt
 
 
-def _interactive() -> bool:
+def interactive() -> bool:
     try:
         return bool(sys.stdin and sys.stdin.isatty())
     except (AttributeError, ValueError):
@@ -255,7 +255,7 @@ _YES = ("y", "yes")
 _NO = ("n", "no")
 
 
-def _prompt_loop(
+def prompt_loop(
     roots: object,
     result: Result,
     args: argparse.Namespace,
@@ -512,7 +512,7 @@ def run_save(args: argparse.Namespace) -> int:
         pairs[:] = kept
         return revised
 
-    return _prompt_loop(roots, result, args, revise)
+    return prompt_loop(roots, result, args, revise)
 
 
 def _read_candidates(args: argparse.Namespace) -> str:
@@ -522,7 +522,7 @@ def _read_candidates(args: argparse.Namespace) -> str:
             with open(src, "rb") as fh:
                 raw = fh.read(MAX_INPUT_BYTES + 1)
         else:
-            if _interactive():
+            if interactive():
                 raise UsageError("no candidates: pass --file F, or pipe candidate lines on stdin")
             raw = (
                 sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
@@ -596,7 +596,7 @@ def run_save_session(args: argparse.Namespace) -> int:
         current[:] = cands
         return revised
 
-    return _prompt_loop(roots, result, args, revise)
+    return prompt_loop(roots, result, args, revise)
 
 
 def run_commit(args: argparse.Namespace) -> int:
@@ -609,7 +609,7 @@ def run_commit(args: argparse.Namespace) -> int:
             )
         roots = roots_from(args)
         return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
-    if not _interactive():
+    if not interactive():
         # Keeping writes past a duplicate review: a person decides, at a terminal.
         raise UsageError(
             "--keep writes a possible duplicate as a new memory, so it is for a person at a "
@@ -638,7 +638,7 @@ def _check_can_ask(args: argparse.Namespace, command: str, *, stdin_busy: bool =
         raise UsageError("--force writes without asking and --propose only proposes; pick one")
     if args.force or args.propose:
         return
-    if stdin_busy or not _interactive():
+    if stdin_busy or not interactive():
         _refuse_non_interactive(command)
     if args.json:
         raise UsageError("--json needs --force or --propose (the prompt is for a person)")
@@ -663,7 +663,7 @@ def run_note(args: argparse.Namespace) -> int:
         return _print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
-    return _prompt_loop(roots, result, args, yes_no=True)
+    return prompt_loop(roots, result, args, yes_no=True)
 
 
 def run_promote(args: argparse.Namespace) -> int:
@@ -676,4 +676,4 @@ def run_promote(args: argparse.Namespace) -> int:
         return _print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
-    return _prompt_loop(roots, result, args)
+    return prompt_loop(roots, result, args)

@@ -17,7 +17,7 @@ from engram.core.errors import UsageError
 _CONTROL = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 
 
-_BAD_FILE_CHAR = re.compile(f"[{_CONTROL}]")
+BAD_FILE_CHAR = re.compile(f"[{_CONTROL}]")
 
 
 _BAD_ARG_CHAR = f"[{_CONTROL}\ud800-\udfff]"  # compiled on first use (`re` keeps it)
@@ -29,7 +29,7 @@ _CHAR_NAMES = {0x00: "a NUL character", 0x1B: "an ESC character", 0x7F: "a DEL c
 PRINTABLE_HINT = "printable UTF-8 text (tabs and line breaks are allowed)"
 
 
-def _describe(ch: str) -> str:
+def describe_char(ch: str) -> str:
     cp = ord(ch)
     if 0xDC80 <= cp <= 0xDCFF:  # how Python carries an undecodable byte of argv or a file name
         return f"a byte that is not UTF-8 (0x{cp - 0xDC00:02X})"
@@ -45,7 +45,7 @@ def text_problem(text: str) -> str | None:
     m = re.search(_BAD_ARG_CHAR, text)
     if m is None:
         return None
-    return f"contains {_describe(m.group())} at position {m.start()}"
+    return f"contains {describe_char(m.group())} at position {m.start()}"
 
 
 def printable(text: str) -> str:

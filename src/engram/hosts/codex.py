@@ -82,11 +82,11 @@ def _project_keys(project: Path) -> list[Path]:
 
 def project_trust(scope: Scope) -> str | None:
     """The `trust_level` Codex recorded for this project in the user config (None: none)."""
-    from engram.hosts.targets import _toml_parse
+    from engram.hosts.targets import toml_parse
 
     try:
         text = read_host_file(codex_home(scope) / "config.toml")
-        projects = _toml_parse(text).get("projects")
+        projects = toml_parse(text).get("projects")
     except (OSError, ValueError):
         return None
     if not isinstance(projects, dict):

@@ -304,7 +304,7 @@ def _write(
             atomic_write(path, text, root=scope.base if inside else None)
             done.append(path)
     except OSError as exc:
-        _put_back(done, originals)
+        put_back(done, originals)
         raise EngramError(
             f"could not write {shown(scope, path)} ({exc.strerror or exc}); "
             "the files already written were put back, nothing changed",
@@ -332,7 +332,7 @@ def _unchanged_since_read(
             )
 
 
-def _put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
+def put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
     """Undo a partly applied run: every file already written gets its old bytes back."""
     from engram.core.store.files import atomic_write
 

@@ -450,7 +450,7 @@ class TextBlock(Target):
         )
 
 
-def _toml_parse(text: str) -> Any:
+def toml_parse(text: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -463,7 +463,7 @@ def _toml_parse(text: str) -> Any:
 
 
 def _toml_check(text: str) -> None:
-    _toml_parse(text)
+    toml_parse(text)
 
 
 # Engram's TOML marker lines, wherever a host's rewrite left them (Codex keeps the end line
@@ -511,7 +511,7 @@ class TomlServerBlock(TextBlock):
         if found is None:
             return None
         try:
-            body = _toml_parse(found.body)
+            body = toml_parse(found.body)
         except ConfigParseError:
             return None
         servers = body.get("mcp_servers")
@@ -529,7 +529,7 @@ class TomlServerBlock(TextBlock):
         return servers.get("engram") if isinstance(servers, dict) else None
 
     def _ours(self) -> tuple[str, list[str], str]:
-        server = _toml_parse(self.body)["mcp_servers"]["engram"]
+        server = toml_parse(self.body)["mcp_servers"]["engram"]
         mode = server["tools"]["engram_commit"]["approval_mode"]
         return str(server["command"]), [str(a) for a in server["args"]], str(mode)
 
@@ -538,7 +538,7 @@ class TomlServerBlock(TextBlock):
         found = self._block(text) if text else None
         if found is None:
             return self.body
-        old = self._table(_toml_parse(found.body))
+        old = self._table(toml_parse(found.body))
         _, ours, _ = self._ours()
         kept = [o for o in person_options(_server_command(old)) if o not in ours]
         if not kept:
@@ -565,7 +565,7 @@ class TomlServerBlock(TextBlock):
         """Re-pin Engram's table where the host left it; every other byte stays."""
         import tomlkit
 
-        doc = _toml_parse(text)
+        doc = toml_parse(text)
         table = self._table(doc)
         command, ours, mode = self._ours()
         kept = [o for o in person_options(_server_command(table)) if o not in ours]
@@ -593,7 +593,7 @@ class TomlServerBlock(TextBlock):
     def link(self, text: str | None, rec: dict, force: bool) -> str | None:
         if text is None:
             return TextBlock.link(self, text, rec, force)
-        doc = _toml_parse(text)
+        doc = toml_parse(text)
         self._refuse_inline(doc)
         if self._block(text) is not None:
             return TextBlock.link(replace(self, body=self._kept_body(text)), text, rec, force)
@@ -615,7 +615,7 @@ class TomlServerBlock(TextBlock):
             return None
         if self._block(text) is not None:
             return TextBlock.unlink(self, text, rec)
-        doc = _toml_parse(text)
+        doc = toml_parse(text)
         table = self._table(doc)
         if table is None or not runs_engram_mcp(_server_command(table)):
             return text  # somebody else's `engram` table (or none): never ours to remove
@@ -627,7 +627,7 @@ class TomlServerBlock(TextBlock):
     def inspect(self, text: str | None) -> Inspection:
         if text is None:
             return Inspection()
-        doc = _toml_parse(text)
+        doc = toml_parse(text)
         table = self._table(doc)
         if table is None:
             return Inspection()

@@ -139,9 +139,9 @@ def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
 def _blank(line: str) -> bool:
     """A line that says nothing once its section is gone: blank, a comment, a rule (`---`),
     block-level HTML (`<details>`, whose words the import read)."""
-    from engram.core.write.importing import _without_tags
+    from engram.core.write.importing import without_block_tags
 
-    bare = _without_tags(_COMMENT.sub("", line)).strip()
+    bare = without_block_tags(_COMMENT.sub("", line)).strip()
     return not bare or bool(_THEMATIC.match(bare))
 
 
@@ -208,7 +208,7 @@ def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:
 
     The backup lives under the workspace's cache/, which a cloned repository can ship; only
     a record this user's Engram wrote is ever restored."""
-    from engram.core.write.commit import user_signing_key
+    from engram.core.store.userkey import user_signing_key
 
     key = user_signing_key()
     if key is None:
@@ -362,7 +362,7 @@ def plan_restore(place: Place, names: list[str]) -> list[Edit]:
 def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
     """Write every changed file atomically under the lock, or none; then the backup record."""
     from engram.core.store.files import atomic_write
-    from engram.hosts.ops import _put_back, read_text
+    from engram.hosts.ops import put_back, read_text
 
     todo = [e for e in edits if not e.problem and e.after != e.before]
     if not todo:
@@ -397,7 +397,7 @@ def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
                 records[rel]["mac"] = _record_mac(rel, records[rel])
             _save(place, records)
         except OSError as exc:
-            _put_back(done, originals)
+            put_back(done, originals)
             raise EngramError(
                 f"could not write {e.rel} ({exc.strerror or exc}); the files already written "
                 "were put back, nothing changed",

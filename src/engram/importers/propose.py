@@ -248,7 +248,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     payload["candidates"] = fresh
     token, expires_at = approvals.store_proposal(roots, payload)
     result = approvals.proposal_result(payload, token, expires_at)
-    approvals._redaction_notes(result, redacted)
+    approvals.redaction_notes(result, redacted)
     result.text = summary + "\n\n" + _with_sources(result.text, fresh)
     result.data["files"] = _files_data(results)
     return result

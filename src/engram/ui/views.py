@@ -163,7 +163,7 @@ def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
 
 def proposals(roots: Roots) -> dict[str, Any]:
     """Pending proposals as frozen in pending-approvals.json (shown; approving needs the token)."""
-    from engram.core.write.approvals import _iso, now, read_pending
+    from engram.core.store.pending import iso_time, now, read_pending
 
     out = []
     for key, entry in read_pending(roots.primary).items():
@@ -212,7 +212,7 @@ def proposals(roots: Roots) -> dict[str, Any]:
                 "key": key,
                 "proposal_id": payload.get("proposal_id"),
                 "created_at": entry.get("created_at"),
-                "expires_at": _iso(float(expires)),
+                "expires_at": iso_time(float(expires)),
                 "scopes": payload.get("scopes") or [],
                 "candidates": cands,
                 "refused": [

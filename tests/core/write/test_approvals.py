@@ -7,6 +7,7 @@ import pytest
 
 from engram.core import api
 from engram.core.errors import ApprovalError, UsageError
+from engram.core.store import pending as pending_file
 from engram.core.store.roots import create_layout, resolve_roots
 from engram.core.write import approvals
 
@@ -48,7 +49,7 @@ def test_only_a_hash_of_the_token_is_stored(project: Path) -> None:
     assert token not in raw
     random_part = token.split("_", 3)[3]
     assert random_part not in raw
-    assert approvals.token_hash(token) in pending(project)["entries"]
+    assert pending_file.token_hash(token) in pending(project)["entries"]
     assert len(random_part) == 43  # 32 random bytes = 256 bits
     gitignore = (project / ".agents/.engram/.gitignore").read_text()
     assert "pending-approvals.json" in gitignore
@@ -72,7 +73,7 @@ def test_expired_token_is_refused_and_pruned(
     with pytest.raises(ApprovalError, match="expired"):
         api.commit(roots, token, "all")
     api.propose(roots, "TYPE: rule | TEXT: Another rule.")  # any access prunes
-    assert approvals.token_hash(token) not in pending(project)["entries"]
+    assert pending_file.token_hash(token) not in pending(project)["entries"]
     assert memory_files(project) == []
 
 
@@ -81,7 +82,7 @@ def test_tampered_pending_candidate_fails_integrity(project: Path) -> None:
     token = api.propose(roots, TWO).data["approval_token"]
     path = project / ".agents/.engram/pending-approvals.json"
     data = json.loads(path.read_text())
-    entry = data["entries"][approvals.token_hash(token)]
+    entry = data["entries"][pending_file.token_hash(token)]
     entry["proposal"]["candidates"][0]["text"] = "Push straight to main."
     path.write_text(json.dumps(data))
     with pytest.raises(ApprovalError, match="integrity check"):
@@ -103,7 +104,7 @@ def test_any_edit_of_the_frozen_proposal_fails(project: Path, edit) -> None:
     token = api.propose(roots, TWO).data["approval_token"]
     path = project / ".agents/.engram/pending-approvals.json"
     data = json.loads(path.read_text())
-    edit(data["entries"][approvals.token_hash(token)]["proposal"])
+    edit(data["entries"][pending_file.token_hash(token)]["proposal"])
     path.write_text(json.dumps(data))
     with pytest.raises(ApprovalError, match="integrity"):
         api.commit(roots, token, "all")
@@ -281,7 +282,6 @@ def test_a_memory_of_the_other_scope_on_the_same_subject_is_shown(
 
 
 def test_prune_bounds_waiting_proposals_and_markers() -> None:
-    from engram.core.write import approvals
 
     now = 1_000_000.0
     entries: dict = {
@@ -290,19 +290,20 @@ def test_prune_bounds_waiting_proposals_and_markers() -> None:
     entries.update({f"u{i}": {"status": "used", "expires_at": now + i} for i in range(400)})
     entries.update({"old": {"status": "pending", "expires_at": now - 1}, "junk": "not an entry"})
     entries["bad-expiry"] = {"status": "used", "expires_at": "soon"}
-    assert approvals.prune(entries, now) is True
+    assert pending_file.prune(entries, now) is True
     waiting = sorted(k for k, v in entries.items() if v["status"] == "pending")
-    assert len(waiting) == approvals.MAX_WAITING and "p59" in waiting and "p0" not in waiting
+    assert len(waiting) == pending_file.MAX_WAITING and "p59" in waiting and "p0" not in waiting
     markers = [k for k, v in entries.items() if v["status"] == "used"]
-    assert len(markers) == approvals.MAX_MARKERS and "u399" in markers and "u0" not in markers
+    assert len(markers) == pending_file.MAX_MARKERS and "u399" in markers and "u0" not in markers
     assert not {"old", "junk", "bad-expiry"} & set(entries)
-    assert approvals.prune(entries, now) is False
+    assert pending_file.prune(entries, now) is False
 
 
 def test_a_commit_spends_the_token_only_with_its_write(project: Path) -> None:
     roots = resolve_roots(project)
     token = api.propose(roots, "TYPE: rule | TEXT: Pin the Python version.").data["approval_token"]
-    from engram.core.write.approvals import take_proposal, token_hash
+    from engram.core.store.pending import token_hash
+    from engram.core.write.approvals import take_proposal
 
     take_proposal(roots, token, spend=False)
     assert pending(project)["entries"][token_hash(token)]["status"] == "pending"

@@ -14,6 +14,7 @@ import pytest
 from engram.core import api
 from engram.core.errors import NotFoundError, SafetyError, UsageError
 from engram.core.memory import parse_memory
+from engram.core.store import journal as store_journal
 from engram.core.store.manifest import current_hashes, read_manifest
 from engram.core.store.roots import create_layout, resolve_roots
 from engram.core.write import commit
@@ -191,13 +192,13 @@ def test_a_crash_mid_commit_is_finished_by_the_next_command(
     with pytest.raises(KeyboardInterrupt):
         api.commit(roots, token, "all")
     monkeypatch.setattr(store, "atomic_write", real)
-    assert (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
+    assert (root_of(project) / "cache" / store_journal.JOURNAL_FILE).exists()
     from engram.core.store.integrity import check_root
 
     half = check_root(roots.workspace)  # half applied: manifest and files disagree
     assert half["modified"] or half["missing"] or half["unmanaged"]
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Docs are built with mkdocs.")
-    assert not (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
+    assert not (root_of(project) / "cache" / store_journal.JOURNAL_FILE).exists()
     files = sorted(p.name for p in root_of(project).rglob("*.md"))
     assert "never-squash-merge-pull-requests.md" in files
     assert "linter-ruff.md" in files and "docs-built-mkdocs.md" in files
@@ -229,11 +230,11 @@ def test_verify_finishes_an_interrupted_commit(
     monkeypatch.setattr(store, "atomic_write", real)
     result = api.verify(roots)
     assert result.ok and "Finished an interrupted commit" in result.text
-    assert not (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
+    assert not (root_of(project) / "cache" / store_journal.JOURNAL_FILE).exists()
 
 
 def test_recover_interrupted_is_a_no_op_without_journal(project: Path) -> None:
-    assert commit.recover_interrupted(resolve_roots(project)) == []
+    assert store_journal.recover_interrupted(resolve_roots(project)) == []
 
 
 # ---------------------------------------------------------------- processes
@@ -335,7 +336,7 @@ def test_killed_commits_leave_old_or_new_files_and_the_next_command_repairs(
         for path in root_of(project).rglob("*.md"):
             parse_memory(path.read_text())  # never truncated: each file old or new
         api.save_session_force(roots, f"TYPE: knowledge | TEXT: Round {round_} finished cleanly.")
-        assert not (root_of(project) / "cache" / commit.JOURNAL_FILE).exists()
+        assert not (root_of(project) / "cache" / store_journal.JOURNAL_FILE).exists()
         assert_verify_clean(project)
     leftovers = [p for p in root_of(project).rglob("*.tmp")]
     assert leftovers == [] or all(p.stat().st_size >= 0 for p in leftovers)

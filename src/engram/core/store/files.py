@@ -204,7 +204,7 @@ def _plain_file(fd: int, shown: Path | str) -> None:
         )
 
 
-def _open_file(root: RootLike, path: Path | str, flags: int, mode: int = 0o644) -> int:
+def open_file(root: RootLike, path: Path | str, flags: int, mode: int = 0o644) -> int:
     """A descriptor of a plain file inside the root, opened without following any link."""
     if not _USE_FDS:
         checked = _checked(root, path, create=bool(flags & os.O_CREAT))
@@ -272,7 +272,7 @@ def _held_folder(batch: FolderFds, root: RootLike, path: Path | str) -> tuple[in
 def read_bytes(root: RootLike, path: Path | str, limit: int = MAX_STATE_BYTES) -> bytes:
     """The bytes of a plain file inside the root (FileNotFoundError when absent; BadFileError
     when larger than `limit`)."""
-    fd = _open_file(root, path, os.O_RDONLY)
+    fd = open_file(root, path, os.O_RDONLY)
     try:
         return read_fd(fd, path, limit)
     finally:
@@ -286,7 +286,7 @@ def read_json(root: RootLike, path: Path | str, limit: int = MAX_STATE_BYTES) ->
 
 def append_text(root: RootLike, path: Path | str, text: str) -> None:
     """Append to a plain file inside the root, creating it (and its folders) when absent."""
-    fd = _open_file(root, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_file(root, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     with os.fdopen(fd, "ab") as fh:
         fh.write(text.encode("utf-8"))
 
@@ -432,7 +432,7 @@ def root_lock(root: Root, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     path = root.cache_dir / LOCK_FILE
-    os.close(_open_file(root, path, os.O_RDWR | os.O_CREAT))  # made here, never through a link
+    os.close(open_file(root, path, os.O_RDWR | os.O_CREAT))  # made here, never through a link
     lock = FileLock(str(path), timeout=timeout)
     try:
         with lock:
@@ -587,3 +587,16 @@ def link_findings(root: Root) -> list[LinkFinding]:
         if is_link(path):
             out.append(LinkFinding("file.symlink", name, link_error(path).message))
     return out
+
+
+@contextlib.contextmanager
+def locked(roots: list[Root]) -> Iterator[None]:
+    """Hold the write lock of every root, always in the same order (no deadlock)."""
+    order = {"workspace": 0, "global": 1}
+    unique: dict[str, Root] = {}
+    for r in sorted(roots, key=lambda r: (order.get(r.scope, 2), str(r.path))):
+        unique.setdefault(str(r.path.resolve()), r)
+    with contextlib.ExitStack() as stack:
+        for r in unique.values():
+            stack.enter_context(root_lock(r))
+        yield

@@ -177,7 +177,7 @@ def verify_roots(
     roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
 ) -> Result:
     roots.primary  # noqa: B018 - clear error when no root exists
-    from engram.core.write.commit import recover_interrupted
+    from engram.core.store.journal import recover_interrupted
 
     repaired = recover_interrupted(roots)  # a commit killed half-way is finished first
     accepted: list[str] = []

@@ -25,13 +25,13 @@ from engram.core.store.config import Config
 from engram.core.store.files import (
     DIR_TYPES,
     MEMORY_DIRS,
-    _open_file,
     batch_reads,
+    open_file,
     scan_files,
 )
 from engram.core.store.layout import TYPE_DIRS, WORKING_DIR, Root
 from engram.core.store.roots import read_json_object, read_user_config
-from engram.core.text import _BAD_FILE_CHAR, _describe, text_problem
+from engram.core.text import BAD_FILE_CHAR, describe_char, text_problem
 
 
 class FileLimits(NamedTuple):
@@ -100,12 +100,12 @@ def decode_memory_file(raw: bytes) -> str:
             "memory files must be printable UTF-8",
             code="memory.not_text",
         ) from exc
-    m = _BAD_FILE_CHAR.search(text)
+    m = BAD_FILE_CHAR.search(text)
     if m is not None:
         line = text.count("\n", 0, m.start()) + 1
         col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
         raise MemoryParseError(
-            f"contains {_describe(m.group())} at line {line}, column {col}; memory files must "
+            f"contains {describe_char(m.group())} at line {line}, column {col}; memory files must "
             "be printable UTF-8",
             code="memory.not_text",
         )
@@ -123,7 +123,7 @@ def bad_names(root: Root, dirs: tuple[str, ...]) -> list[tuple[str, str]]:
         for name in names:
             problem = text_problem(name) if name.endswith(".md") else None
             if problem:
-                shown = _BAD_FILE_CHAR.sub(
+                shown = BAD_FILE_CHAR.sub(
                     lambda m: f"\\x{ord(m.group()):02x}",
                     name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
                 )
@@ -135,7 +135,7 @@ def read_memory_file(root: Root, rel: str) -> tuple[Memory, bytes]:
     """Parse one memory file; raises MemoryParseError with a readable reason."""
     path = root.path / rel
     limits = file_limits(root)  # a hostile file is refused before it costs memory or time
-    with os.fdopen(_open_file(root, path, os.O_RDONLY), "rb") as fh:
+    with os.fdopen(open_file(root, path, os.O_RDONLY), "rb") as fh:
         raw = read_bounded(fh, limits.file_bytes)
     text = decode_memory_file(raw)
     sub = rel.split("/", 1)[0]

@@ -13,21 +13,28 @@ reason until it would have expired.
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import hashlib
 import hmac
-import json
 import re
 import secrets
-import time
-from collections.abc import Iterator
 from typing import Any
 
 from engram.core.errors import ApprovalError, UsageError
 from engram.core.memory import Memory, normalise_type
 from engram.core.results import Result
 from engram.core.store.layout import TYPE_DIRS, Root, Roots
+from engram.core.store.pending import (
+    MAX_WAITING,
+    expiry,
+    iso_time,
+    now,
+    proposal_mac,
+    prune,
+    read_pending,
+    token_hash,
+    user_mac,
+    write_pending,
+)
 from engram.core.write.candidates import (
     Candidate,
     make_candidate,
@@ -39,38 +46,15 @@ from engram.core.write.candidates import (
 
 TOKEN_TTL_S = 30 * 60
 TOKEN_PREFIX = "eng1"
-PENDING_SCHEMA = 1
 _TOKEN_RE = re.compile(r"^eng1_([0-9a-f]{12})_([0-9a-f]{1,12})_([A-Za-z0-9_-]{43})$")
 SCOPES = ("workspace", "global", "both")
 SOURCES = {"save": "manual", "save_session": "session", "note": "note", "promote": "note",
            "import": "import"}  # fmt: skip
 DECLINED_DEFAULT = "approval was declined in the approval dialog"
-MAX_WAITING = 24  # proposals waiting for approval at once (each up to 50 candidates)
-MAX_MARKERS = 256  # used/declined tokens remembered until their expiry
 DIFF_LINES = 14  # lines of unified diff shown for a replaced memory
 
 
-def now() -> float:
-    """Wall-clock seconds; one place so that expiry can be tested."""
-    return time.time()
-
-
 # ---------------------------------------------------------------- locks and scopes
-
-
-@contextlib.contextmanager
-def locked(roots: list[Root]) -> Iterator[None]:
-    """Hold the write lock of every root, always in the same order (no deadlock)."""
-    from engram.core.store.files import root_lock
-
-    order = {"workspace": 0, "global": 1}
-    unique: dict[str, Root] = {}
-    for r in sorted(roots, key=lambda r: (order.get(r.scope, 2), str(r.path))):
-        unique.setdefault(str(r.path.resolve()), r)
-    with contextlib.ExitStack() as stack:
-        for r in unique.values():
-            stack.enter_context(root_lock(r))
-        yield
 
 
 def resolve_scopes(roots: Roots, scope: str | None) -> list[str]:
@@ -421,91 +405,8 @@ def fingerprint(root: Root) -> str:
     return hashlib.sha256(str(root.path.resolve()).encode("utf-8")).hexdigest()[:12]
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def canonical(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
-
-
-def proposal_mac(token: str, payload: dict[str, Any]) -> str:
-    return hmac.new(token.encode("utf-8"), canonical(payload), hashlib.sha256).hexdigest()
-
-
-def user_mac(key: str, entry: dict[str, Any]) -> str | None:
-    """The entry signed with this user's key, bound to its token hash: an entry a clone
-    ships or a person adds by hand (signed only with a token of its own) never commits."""
-    from engram.core.write.commit import user_signing_key
-
-    secret = user_signing_key()
-    if secret is None:
-        return None
-    body = {k: v for k, v in entry.items() if k != "user_mac"}
-    return hmac.new(secret, key.encode() + b"\0" + canonical(body), hashlib.sha256).hexdigest()
-
-
 def new_token(root: Root, expires_at: int) -> str:
     return f"{TOKEN_PREFIX}_{fingerprint(root)}_{expires_at:x}_{secrets.token_urlsafe(32)}"
-
-
-def read_pending(root: Root) -> dict[str, Any]:
-    from engram.core.errors import ContainmentError
-    from engram.core.store.files import read_json
-
-    try:
-        data = read_json(root, root.pending_path)
-    except FileNotFoundError:
-        return {}
-    except ContainmentError:
-        raise  # a linked pending file is named, not silently replaced
-    except (OSError, ValueError):
-        return {}  # a broken pending file only loses pending proposals; it is rewritten
-    entries = data.get("entries") if isinstance(data, dict) else None
-    return entries if isinstance(entries, dict) else {}
-
-
-def write_pending(root: Root, entries: dict[str, Any]) -> None:
-    from engram.core.store.files import atomic_write
-
-    payload = {"schema_version": PENDING_SCHEMA, "entries": entries}
-    atomic_write(root.pending_path, json.dumps(payload, indent=2, sort_keys=True) + "\n", root=root)
-
-
-def _expiry(entry: Any) -> float:
-    value = entry.get("expires_at", 0) if isinstance(entry, dict) else 0
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-def prune(entries: dict[str, Any], at: float) -> bool:
-    """Drop expired and malformed entries, then keep the file bounded (R-APP-5).
-
-    A used or declined token needs only its expiry (to say "already used" or why it was
-    declined until the token would have expired; after that its shape alone refuses it),
-    so markers are small. At most MAX_WAITING proposals wait at once, and at most
-    MAX_MARKERS markers are kept: the oldest go first. A dropped proposal's token is then
-    "unknown" (never accepted), so single use holds and the file's cost stays constant.
-    """
-    dropped = [k for k, v in entries.items() if not isinstance(v, dict) or _expiry(v) <= at]
-    for k in dropped:
-        del entries[k]
-    waiting = sorted(
-        (k for k, v in entries.items() if v.get("status") == "pending"),
-        key=lambda k: _expiry(entries[k]),
-    )
-    markers = sorted(
-        (k for k, v in entries.items() if v.get("status") != "pending"),
-        key=lambda k: _expiry(entries[k]),
-    )
-    over = waiting[: max(0, len(waiting) - MAX_WAITING)]
-    over += markers[: max(0, len(markers) - MAX_MARKERS)]
-    for k in over:
-        del entries[k]
-    return bool(dropped or over)
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
@@ -523,7 +424,7 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
         entry = {
             "status": "pending",
             "expires_at": expires_at,
-            "created_at": _iso(now()),
+            "created_at": iso_time(now()),
             "seq": seq,  # proposals made in the same second keep the order they were made in
             "proposal": payload,
             "mac": proposal_mac(token, payload),
@@ -558,7 +459,7 @@ def check_token_shape(roots: Roots, token: str) -> int:
     expires_at = int(m.group(2), 16)
     if expires_at <= now():
         raise ApprovalError(
-            f"approval token expired at {_iso(expires_at)} (tokens last 30 minutes); "
+            f"approval token expired at {iso_time(expires_at)} (tokens last 30 minutes); "
             "nothing was written, propose again",
             code="approval.expired",
         )
@@ -635,21 +536,6 @@ def take_proposal(
     return payload
 
 
-def spend_token(root: Root, key: str, expires_at: int) -> None:
-    """Mark the token with hash `key` used (idempotent). Call under the root's lock.
-
-    The commit calls this only once its files are durable (see `engram.core.write.commit`),
-    so a process killed before that leaves the token working.
-    """
-    entries = read_pending(root)
-    prune(entries, now())
-    if int(expires_at) > now():
-        entries[key] = {"status": "used", "expires_at": int(expires_at)}
-    else:
-        entries.pop(key, None)  # its expiry alone refuses it now
-    write_pending(root, entries)
-
-
 def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) -> Result:
     """Decline a pending proposal: its token then fails with `reason` until it expires."""
     from engram.core.store.files import root_lock
@@ -696,13 +582,13 @@ def waiting_keys(entries: dict[str, Any], at: float) -> list[str]:
     live = [
         k
         for k, v in entries.items()
-        if isinstance(v, dict) and v.get("status") == "pending" and _expiry(v) > at
+        if isinstance(v, dict) and v.get("status") == "pending" and expiry(v) > at
     ]
 
     def order(k: str) -> tuple[str, int, float]:
         seq = entries[k].get("seq")
         return (str(entries[k].get("created_at", "")), seq if isinstance(seq, int) else 0,
-                _expiry(entries[k]))  # fmt: skip
+                expiry(entries[k]))  # fmt: skip
 
     return sorted(live, key=order)
 
@@ -783,7 +669,7 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
         f"{'s' if len(cands) != 1 else ''} for {' + '.join(payload['scopes'])} memory"
     )
     if expires_at:
-        head += f" (expires {_iso(expires_at)})"
+        head += f" (expires {iso_time(expires_at)})"
     lines = [head, ""]
     for c in cands:
         where = "working note" if c.get("note") else TYPE_DIRS[c["type"]] + "/"
@@ -823,7 +709,7 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
     data = {
         "approval_token": token,
         "proposal_id": payload["proposal_id"],
-        "expires_at": _iso(expires_at),
+        "expires_at": iso_time(expires_at),
         "scopes": payload["scopes"],
         "candidates": [
             {
@@ -847,7 +733,7 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
     return Result(text=preview_text(payload, token, expires_at), data=data)
 
 
-def _redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> None:
+def redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> None:
     """Warnings for what safety did: redactions per candidate, and refused candidates."""
     for number, kinds in redacted:
         what = ", ".join(sorted(set(kinds)))
@@ -912,7 +798,7 @@ def propose_candidates(
     payload["screening"] = screening_record(redacted)  # what a reviewer sees before approving
     token, expires_at = store_proposal(roots, payload)
     result = proposal_result(payload, token, expires_at)
-    _redaction_notes(result, redacted)
+    redaction_notes(result, redacted)
     return result
 
 

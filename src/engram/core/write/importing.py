@@ -109,12 +109,12 @@ def _html_as_text(lines: list[str]) -> list[str]:
         elif fence is not None and ln.strip().startswith(fence):
             fence = None
         elif fence is None and _HTML_TAG.search(ln):
-            ln = _without_tags(ln)
+            ln = without_block_tags(ln)
         out.append(ln)
     return out
 
 
-def _without_tags(line: str) -> str:
+def without_block_tags(line: str) -> str:
     """The line without block-level HTML tags, code spans (`<summary>` in code) untouched."""
     parts = re.split(r"(`[^`]*`)", line)
     return "".join(p if p.startswith("`") else _HTML_TAG.sub("", p) for p in parts)
