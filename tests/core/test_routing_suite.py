@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from engram.core.benchmark import leave_one_out, read_cases, run_routing_benchmark
 from engram.core.memory import parse_memory
-from engram.core.read.benchmark import leave_one_out, read_cases, run_routing_benchmark
 from engram.core.store.config import KEYS
 from engram.core.store.files import MEMORY_DIRS
 from engram.core.store.layout import Root

@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_benchmark(args: argparse.Namespace) -> int:
+    from engram.core.benchmark import leave_one_out, run_routing_benchmark
     from engram.core.errors import UsageError
-    from engram.core.read.benchmark import leave_one_out, run_routing_benchmark
 
     if args.leave_one_out:
         res = leave_one_out([Path(c) for c in args.cases], [Path(u) for u in args.unseen])

@@ -12,8 +12,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from engram.core.write.importing import split_markdown, strip_managed
 from engram.importers import FileResult, Problem, Workspace
+from engram.importers.split import split_markdown, strip_managed
 
 MAX_DEPTH = 5
 _IMPORT = re.compile(  # a path: it has a folder or an extension (`@team` in prose is not one)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, subtree_globs
+from engram.importers.split import split_markdown
 
 HOST = "agents"
 

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 from engram.core.store.bounded import read_plain
-from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list, subtree_globs
 from engram.importers._imports import read_with_imports
+from engram.importers.split import split_markdown
 
 HOST = "claude"
 USER_FILES = (".claude/CLAUDE.md", ".claude/rules/*.md", ".claude/rules/**/*.md")

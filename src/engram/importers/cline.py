@@ -8,8 +8,8 @@ page, "Global Rules Directory Location").
 
 from __future__ import annotations
 
-from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list
+from engram.importers.split import split_markdown
 
 HOST = "cline"
 USER_FILES = ("Documents/Cline/Rules/*.md", "Cline/Rules/*.md")

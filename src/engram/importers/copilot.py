@@ -9,8 +9,8 @@ nothing user-level to read.
 
 from __future__ import annotations
 
-from engram.core.write.importing import split_markdown
 from engram.importers import FileResult, Workspace, front_matter, glob_list
+from engram.importers.split import split_markdown
 
 HOST = "copilot"
 

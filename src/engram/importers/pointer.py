@@ -139,7 +139,7 @@ def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
 def _blank(line: str) -> bool:
     """A line that says nothing once its section is gone: blank, a comment, a rule (`---`),
     block-level HTML (`<details>`, whose words the import read)."""
-    from engram.core.write.importing import without_block_tags
+    from engram.importers.split import without_block_tags
 
     bare = without_block_tags(_COMMENT.sub("", line)).strip()
     return not bare or bool(_THEMATIC.match(bare))

@@ -114,7 +114,7 @@ def safe_title(piece: Any, redacted_text: str) -> str:
     """The piece's title with no secret in it: the first clause of the redacted text when
     the title was cut from the text, else the heading redacted."""
     from engram.core.safety.scan import redact
-    from engram.core.write.importing import statement_title
+    from engram.importers.split import statement_title
 
     if piece.titled_by_text:
         return statement_title(redacted_text)[:120]
@@ -153,7 +153,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     """
     from engram.core.safety.scan import find_injection, screen_fields
     from engram.core.write import approvals
-    from engram.core.write.importing import statement_title
+    from engram.importers.split import statement_title
 
     scope = req.scope
     if req.user_level:
@@ -270,7 +270,7 @@ def committed_content(text: str) -> str:
     """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
     write path redacts it, so a line that held a secret matches the memory it became."""
     from engram.core.safety.scan import redact
-    from engram.core.write.commit import content_of
+    from engram.core.write.candidates import content_of
 
     return content_of(redact(text).text).strip()
 

@@ -356,7 +356,7 @@ def memory_diff(old_content: str, new_text: str, label: str) -> list[str]:
     """A short unified diff of a memory's content bullets and the text replacing them."""
     import difflib
 
-    from engram.core.write.commit import content_of
+    from engram.core.write.candidates import content_of
 
     lines = list(
         difflib.unified_diff(

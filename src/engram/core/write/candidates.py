@@ -338,3 +338,9 @@ def title_of(text: str, max_len: int = 80) -> str:
         cut = first[:max_len].rsplit(" ", 1)[0]
         first = (cut or first[:max_len]).rstrip(",;:") + "…"
     return first[:1].upper() + first[1:]
+
+
+def content_of(text: str) -> str:
+    """The `## Content` bullets a memory made from `text` gets (previews diff against it)."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'])", text) if s.strip()]
+    return "\n".join(f"- {s}" for s in sentences)

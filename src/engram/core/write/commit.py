@@ -59,22 +59,12 @@ from engram.core.write.approvals import (
     redaction_notes,
     take_proposal,
 )
-from engram.core.write.candidates import Candidate, parse_candidates
+from engram.core.write.candidates import Candidate, content_of, parse_candidates
 
 # ---------------------------------------------------------------- journal (crash safety)
 
 
 # ---------------------------------------------------------------- building memories
-
-
-def _bullets(text: str) -> str:
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'])", text) if s.strip()]
-    return "\n".join(f"- {s}" for s in sentences)
-
-
-def content_of(text: str) -> str:
-    """The `## Content` bullets a memory made from `text` gets (previews diff against it)."""
-    return _bullets(text)
 
 
 def rule_variants(text: str) -> dict[str, str]:
@@ -128,7 +118,7 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         updated=today,
         valid_from=today,
         last_confirmed=today,
-        content=_bullets(entry["text"]),
+        content=content_of(entry["text"]),
         origin=entry.get("context", ""),
         extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
     )
@@ -143,7 +133,7 @@ def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) 
     if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
         old.tags = _tags(entry["text"])
     old.title = entry["title"]
-    old.content = _bullets(entry["text"])
+    old.content = content_of(entry["text"])
     if entry.get("context"):
         old.origin = entry["context"]
     if entry.get("depends_on"):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engram.cli.main import main
+from engram.core.benchmark import leave_one_out, retier, run_routing_benchmark
 from engram.core.errors import UsageError
-from engram.core.read.benchmark import leave_one_out, retier, run_routing_benchmark
 from tests.conftest import ws_root
 
 
@@ -285,7 +285,7 @@ def test_generated_workspaces_are_deterministic_varied_and_loadable(tmp_path: Pa
     from engram.core.store.manifest import read_manifest
     from engram.core.store.roots import resolve_roots
 
-    gen_path = Path(__file__).resolve().parents[3] / "benchmarks" / "generate.py"
+    gen_path = Path(__file__).resolve().parents[2] / "benchmarks" / "generate.py"
     spec = importlib.util.spec_from_file_location("engram_bench_generate", gen_path)
     assert spec and spec.loader
     gen = importlib.util.module_from_spec(spec)

@@ -1,8 +1,8 @@
-"""Splitting Markdown instruction files into candidates (engram.core.write.importing)."""
+"""Splitting Markdown instruction files into candidates (engram.importers.split)."""
 
 from __future__ import annotations
 
-from engram.core.write.importing import split_markdown
+from engram.importers.split import split_markdown
 
 
 def test_groups_types_lines_and_tags() -> None:
@@ -96,7 +96,7 @@ def test_headings_without_hash_numbered_rules_and_paragraph_statements() -> None
 
 
 def test_sentences_do_not_end_inside_code_numbers_or_abbreviations() -> None:
-    from engram.core.write.importing import sentences
+    from engram.importers.split import sentences
 
     assert sentences("We use 3.12, e.g. for `a.b`. It runs! 次。文。") == [
         "We use 3.12, e.g. for `a.b`.",
