@@ -59,6 +59,23 @@ def test_block_parses_and_asks_for_every_commit(env):
     assert not codes(env) & {"host.codex_commit_preapproved", "host.codex_approval"}
 
 
+def test_the_server_is_passed_the_variables_that_place_the_users_folder(env, monkeypatch):
+    # Codex gives a server only HOME, PATH and a few more: without `env_vars` an
+    # ENGRAM_HOME or XDG_CONFIG_HOME set by the person would not reach engram-mcp, which
+    # would then check approvals against another key and refuse every one.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env["home"] / "xdg"))
+    monkeypatch.delenv("ENGRAM_GLOBAL_DIR", raising=False)
+    config = write_user_config(env, "")
+    assert ops.run("link", ["codex"], glob_scope()).ok
+    server = tomlkit.parse(config.read_text())["mcp_servers"]["engram"]
+    assert list(server["env_vars"]) == ["ENGRAM_HOME", "XDG_CONFIG_HOME"]
+    assert str(env["home"]) not in config.read_text()  # names only, never values
+
+    for name in ("ENGRAM_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name)
+    assert "env_vars" not in codex.server_block(glob_scope())
+
+
 @pytest.mark.parametrize(
     ("edit", "where"),
     [

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from engram.hosts.base import INSTRUCTIONS, Scope
 from engram.hosts.files import read_host_file
-from engram.hosts.targets import Notice, Target, TextBlock, TomlServerBlock
+from engram.hosts.targets import Notice, Target, TextBlock, TomlServerBlock, toml_parse
 
 NAME = "codex"
 TITLE = "Codex"
@@ -39,6 +39,9 @@ TITLE = "Codex"
 COMMIT_APPROVAL_MODE = "prompt"
 PREAPPROVED = "approve"
 TRUSTED = "trusted"
+# Variables that place Engram's per-user folder (store/layout.user_config_dir) and global
+# memory; Codex drops every variable outside its own short list unless `env_vars` names it.
+PASSED_VARIABLES = ("ENGRAM_HOME", "ENGRAM_GLOBAL_DIR", "XDG_CONFIG_HOME")
 
 
 def codex_home(scope: Scope) -> Path:
@@ -60,11 +63,28 @@ def server_block(scope: Scope) -> str:
         "[mcp_servers.engram]\n"
         f"command = {json.dumps(command)}\n"
         f"args = {json.dumps(args)}\n"
+        f"{_env_vars_line()}"
         "\n"
         '# engram_commit writes memory: "prompt" makes Codex ask the human on every call\n'
         '# ("approve" would mean pre-approved)\n'
         "[mcp_servers.engram.tools.engram_commit]\n"
         f'approval_mode = "{COMMIT_APPROVAL_MODE}"\n'
+    )
+
+
+def _env_vars_line() -> str:
+    """`env_vars` naming those of PASSED_VARIABLES set where the person links: without it
+    a Codex-spawned server would look for the per-user key (and settings) elsewhere than
+    the person's own `engram` does, and refuse every approval they made. Names only, never
+    values; a variable left unset is not named, since Codex's doctor warns about those.
+    """
+    names = [name for name in PASSED_VARIABLES if os.environ.get(name)]
+    if not names:
+        return ""
+    return (
+        "# Codex passes a server only a short list of variables: these place Engram's\n"
+        "# per-user folder, where the person's approval key lives\n"
+        f"env_vars = {json.dumps(names)}\n"
     )
 
 
@@ -82,7 +102,6 @@ def _project_keys(project: Path) -> list[Path]:
 
 def project_trust(scope: Scope) -> str | None:
     """The `trust_level` Codex recorded for this project in the user config (None: none)."""
-    from engram.hosts.targets import toml_parse
 
     try:
         text = read_host_file(codex_home(scope) / "config.toml")
