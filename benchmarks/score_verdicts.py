@@ -96,14 +96,14 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
 def judge_case(case: dict[str, Any]) -> Any:
     """The judgement of one case, with existing entries built as a commit writes them."""
     from engram.core.memory import Memory
-    from engram.core.write.candidates import make_candidate, title_of
-    from engram.core.write.commit import _bullets, rule_variants
+    from engram.core.write.candidates import content_of, make_candidate, title_of
+    from engram.core.write.commit import rule_variants
     from engram.core.write.verdicts import judge, sort_existing
 
     existing = []
     for e in case["existing"]:
         m = Memory(
-            id=e["id"], type=e["type"], title=title_of(e["text"]), content=_bullets(e["text"])
+            id=e["id"], type=e["type"], title=title_of(e["text"]), content=content_of(e["text"])
         )
         if e["type"] == "rule":
             m.variants = rule_variants(e["text"])

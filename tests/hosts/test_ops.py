@@ -158,12 +158,12 @@ def test_a_write_that_fails_midway_puts_back_what_was_written(user_files, monkey
             raise OSError(28, "No space left on device")
         return real(path, data, **kw)
 
-    monkeypatch.setattr(store, "atomic_write", flaky)
+    monkeypatch.setattr(ops, "atomic_write", flaky)  # the name the host edits write through
     from engram.core.errors import EngramError
 
     with pytest.raises(EngramError, match="put back"):
         ops.run("link", ["claude", "gemini"], scope_for(env, WORKSPACE))
-    monkeypatch.setattr(store, "atomic_write", real)
+    monkeypatch.setattr(ops, "atomic_write", real)
     assert snapshot(env["project"], env["home"]) == before
 
 

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from engram.cli.common import add_json_flag, emit
+from engram.core.benchmark import leave_one_out, run_routing_benchmark
+from engram.core.errors import UsageError
 
 
 def _recall(text: str) -> float:
@@ -56,9 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_benchmark(args: argparse.Namespace) -> int:
-    from engram.core.benchmark import leave_one_out, run_routing_benchmark
-    from engram.core.errors import UsageError
-
     if args.leave_one_out:
         res = leave_one_out([Path(c) for c in args.cases], [Path(u) for u in args.unseen])
         return emit(res, args)

@@ -6,11 +6,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engram.cli.colour import paint
+from engram.core.api import require_roots, resolve_roots
+from engram.core.errors import UsageError
+
 if TYPE_CHECKING:  # argparse is not imported on the fast `load` path
     import argparse
 
+    from engram.core.api import Roots
     from engram.core.results import Result
-    from engram.core.store.layout import Roots
 
 
 def start_dir(args: argparse.Namespace) -> Path | None:
@@ -18,16 +22,12 @@ def start_dir(args: argparse.Namespace) -> Path | None:
     if ws:
         p = Path(ws)
         if not p.is_dir():
-            from engram.core.errors import UsageError
-
             raise UsageError(f"-C {ws}: not a folder")
         return p
     return None
 
 
 def roots_from(args: argparse.Namespace, *, require: bool = True) -> Roots:
-    from engram.core.store.roots import require_roots, resolve_roots
-
     return require_roots(start_dir(args)) if require else resolve_roots(start_dir(args))
 
 
@@ -46,8 +46,6 @@ def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: 
             sys.stdout.write(tilde(result.text.rstrip("\n")) + "\n")
         for d in result.diagnostics:
             if d.level in ("warning", "error"):
-                from engram.cli.colour import paint
-
                 label = paint(f"{d.level}:", d.level, sys.stderr)
                 print(f"engram: {label} {tilde(d.message)}", file=sys.stderr)
     return 0 if (result.ok or not exit_nonzero_when_not_ok) else 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core import api
+from engram.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,23 +40,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     return emit(api.config_get(roots_from(args, require=False), args.key), args)
 
 
 def run_set(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     return emit(
         api.config_set(roots_from(args, require=False), args.key, args.value, user=args.user), args
     )
 
 
 def run_set_role(args: argparse.Namespace) -> int:
-    from engram.core import api
-    from engram.core.errors import UsageError
-
     if args.clear and args.roles:
         raise UsageError("give roles or --clear, not both")
     if not args.clear and not args.roles:
@@ -64,6 +59,4 @@ def run_set_role(args: argparse.Namespace) -> int:
 
 
 def run_set_variant(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     return emit(api.set_rule_variant(roots_from(args), args.mode), args)

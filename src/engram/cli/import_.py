@@ -14,8 +14,13 @@ import sys
 from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.cli.write import interactive, prompt_loop
+from engram.core import api
 from engram.core.errors import UsageError
-from engram.core.results import Result
+from engram.core.results import Diagnostic, Result
+from engram.importers import pointer
+from engram.importers.pointer import diffs
+from engram.importers.propose import ImportRequest, held_ranges, propose_import
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _request(args: argparse.Namespace, project: Any) -> Any:
     """The command line as an import request (PATHs made relative to the project)."""
-    from engram.importers.propose import ImportRequest
 
     paths = None
     if args.paths and not args.user_level:
@@ -84,9 +88,6 @@ def _request(args: argparse.Namespace, project: Any) -> Any:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from engram.core.write import approvals
-    from engram.importers.propose import propose_import
-
     if args.replace_with_pointer or args.restore:
         return run_pointer(args)
     if args.plan:
@@ -94,8 +95,6 @@ def run_import(args: argparse.Namespace) -> int:
     if args.dry_run and args.propose:
         raise UsageError("--dry-run proposes nothing and --propose only proposes; pick one")
     if not (args.dry_run or args.propose):
-        from engram.cli.write import interactive
-
         if not interactive():
             raise UsageError(
                 "import asks for approval, but stdin is not a terminal; pass --propose to print "
@@ -109,15 +108,13 @@ def run_import(args: argparse.Namespace) -> int:
     if not result.data.get("approval_token"):
         return emit(result, args)
     if args.propose:
-        return emit(approvals.for_person(result), args)
-    from engram.cli.write import prompt_loop
+        return emit(api.for_person(result), args)
 
     return prompt_loop(roots, result, args)
 
 
 def run_pointer(args: argparse.Namespace) -> int:
     """Replace approved sections with a pointer block (or restore the originals); --plan: diff."""
-    from engram.importers import pointer
 
     if args.replace_with_pointer and args.restore:
         raise UsageError("--replace-with-pointer and --restore undo each other; pick one")
@@ -130,8 +127,6 @@ def run_pointer(args: argparse.Namespace) -> int:
     if args.restore:
         edits = pointer.plan_restore(place, [_shown(place, p) for p in args.paths])
     else:
-        from engram.importers.propose import held_ranges
-
         base = roots.project_dir or place.base
         ranges = held_ranges(roots, _request(args, base), base, user_level=args.user_level)
         edits = pointer.plan_pointers(place, ranges)
@@ -150,9 +145,6 @@ def _shown(place: Any, path: str) -> str:
 
 
 def _pointer_result(edits: list[Any], args: argparse.Namespace) -> Result:
-    from engram.core.results import Diagnostic
-    from engram.importers.pointer import diffs
-
     verb = "Restored" if args.restore else "Replaced"
     lines: list[str] = []
     for e in edits:

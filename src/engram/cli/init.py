@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from engram.cli.common import add_json_flag, emit, start_dir
+from engram.core import api
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,8 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     start = start_dir(args) or Path.cwd()
     gp = Path(args.global_path) if args.global_path else None
     return emit(api.init(start, global_path=gp, example=args.example), args)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from engram.cli.common import add_json_flag, emit, start_dir
+from engram.cli.common import add_json_flag, emit, roots_from, start_dir
+from engram.core import api
+from engram.core.errors import EngramError
 from engram.core.results import Result
+from engram.hosts import HOSTS, ops
+from engram.hosts.base import make_scope
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from engram.hosts import HOSTS
-
     names = ", ".join(HOSTS)
     p = sub.add_parser(
         "link",
@@ -59,8 +61,6 @@ def _is_global(args: argparse.Namespace) -> bool:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    from engram.hosts import ops
-
     if args.hosts == ["list"]:
         return emit(ops.list_links(start_dir(args)), args)
     names = ops.host_names(args.hosts)
@@ -69,8 +69,6 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 
 def cmd_unlink(args: argparse.Namespace) -> int:
-    from engram.hosts import ops
-
     names = ops.host_names(args.hosts)
     scope = ops.resolve_scope(start_dir(args), global_=_is_global(args))
     return emit(ops.run("unlink", names, scope, plan=args.plan), args)
@@ -78,8 +76,6 @@ def cmd_unlink(args: argparse.Namespace) -> int:
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
     """Re-pin every linked host in both scopes, then refresh derived data (the index)."""
-    from engram.hosts import HOSTS, ops
-    from engram.hosts.base import make_scope
 
     parts: list[Result] = []
     for scope in ops.scopes_in_view(start_dir(args)):
@@ -97,10 +93,6 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
 
 
 def _refresh_derived(args: argparse.Namespace, result: Result) -> None:
-    from engram.cli.common import roots_from
-    from engram.core import api
-    from engram.core.errors import EngramError
-
     roots = roots_from(args, require=False)
     if not roots.all:
         return

@@ -81,14 +81,14 @@ def _run(args: argparse.Namespace | SimpleNamespace) -> int:
     from engram.core.errors import EngramError
 
     try:
-        from engram.core.text import check_cli_args
+        from engram.core.api import check_cli_args
 
         check_cli_args(args)  # a stray byte or control character: one clear line, no traceback
         return int(args.func(args) or 0)
     except BrokenPipeError:
         return 0
     except EngramError as exc:
-        from engram.core.safety.scan import public_text
+        from engram.core.api import public_text
 
         message = public_text(exc.message)
         if getattr(args, "json", False):  # scripts get the envelope too, with ok=false

@@ -10,6 +10,8 @@ import argparse
 import importlib
 from collections.abc import Sequence
 
+from engram import __version__
+
 # command -> module under engram.cli that registers it (imported only when needed)
 COMMANDS: dict[str, str] = {
     "init": "init",
@@ -108,8 +110,6 @@ def _available_modules(names: Sequence[str]) -> list:
 
 
 def build_parser(command: str | None = None) -> Parser:
-    from engram import __version__
-
     parser = Parser(
         prog="engram", description="Human-owned, file-first memory for AI coding agents."
     )

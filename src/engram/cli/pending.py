@@ -11,6 +11,8 @@ import argparse
 from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core.api import decline_waiting, iso_time, now, printable, read_pending, waiting_keys
+from engram.core.errors import UsageError
 from engram.core.results import Result
 
 DECLINED_HERE = "approval was declined with `engram pending --decline`"
@@ -31,7 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _shown(value: Any, limit: int = 100) -> str:
     """A value from the pending file as one safe line (the file is writable by anyone with a
     shell in the project: no control characters or escape sequences reach the terminal)."""
-    from engram.core.text import printable
 
     text = printable(" ".join(str(value or "").split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -50,8 +51,6 @@ def _age(created: str, at: float) -> str:
 
 def waiting(roots: Any) -> Result:
     """The waiting proposals, numbered from 1 (oldest first), with their candidates."""
-    from engram.core.store.pending import iso_time, now, read_pending
-    from engram.core.write.approvals import waiting_keys
 
     at = now()
     entries = read_pending(roots.primary)
@@ -110,11 +109,8 @@ def run(args: argparse.Namespace) -> int:
     roots = roots_from(args)
     if args.decline is None:
         if args.reason is not None:
-            from engram.core.errors import UsageError
-
             raise UsageError("--reason goes with --decline N (the proposal to decline)")
         return emit(waiting(roots), args)
-    from engram.core.write.approvals import decline_waiting
 
     given = (args.reason or "").strip()
     reason = f"{DECLINED_HERE}: {given}" if given else DECLINED_HERE

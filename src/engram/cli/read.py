@@ -184,7 +184,7 @@ def run_load(args: argparse.Namespace) -> int:
     branch = ""
     if args.paths or args.branch:  # task signals besides the words
         from engram.cli.common import start_dir
-        from engram.core.read.signals import checked_signals
+        from engram.core.api import checked_signals
 
         paths, branch = checked_signals(
             args.paths, args.branch, roots.project_dir, start_dir(args) or Path.cwd()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core import api
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,8 +15,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     result = api.status(roots_from(args))
     if result.data.get("pending_approvals"):
         # The count alone leaves a person asking which ones: name the commands.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engram.cli.common import start_dir
+from engram.ui.server import serve
 
 
 def _port(text: str) -> int:
@@ -29,6 +30,4 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.ui.server import serve
-
     return serve(start_dir(args), args.port, open_browser=not args.no_browser)

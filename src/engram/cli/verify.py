@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core import api
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,8 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     roots = roots_from(args)
     if args.accept is None:
         result = api.verify(roots)

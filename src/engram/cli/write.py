@@ -15,7 +15,19 @@ import re
 import sys
 from typing import Any
 
+from engram.cli.colour import paint
 from engram.cli.common import add_json_flag, emit, roots_from
+from engram.core import api
+from engram.core.api import (
+    TYPE_ALIASES,
+    TYPES,
+    commit_keeping,
+    decode_input,
+    for_person,
+    guess_type,
+    normalise_type,
+    parse_candidates,
+)
 from engram.core.errors import EngramError, UsageError
 from engram.core.results import Result
 
@@ -151,12 +163,9 @@ def _commit(
     """Commit a proposal and print the outcome; the proposal's warnings (redactions) come
     with it unless the person already saw them with the preview. `keep`: the possible
     duplicates the person at this terminal keeps as new memories."""
-    from engram.core import api
 
     token = proposal.data["approval_token"]
     if keep:
-        from engram.core.write.commit import commit_keeping
-
         committed = commit_keeping(roots, token, approve or "", keep)  # type: ignore[arg-type]
     else:
         committed = api.commit(roots, token, approve)  # type: ignore[arg-type]
@@ -168,7 +177,6 @@ def _commit(
 def _print_proposal(result: Result, args: argparse.Namespace) -> int:
     """`--propose`: printed for a person with no prompt waiting, so the preview says how
     to approve from a shell (`engram commit`), not what to answer at a prompt."""
-    from engram.core.write.approvals import for_person
 
     result = for_person(result)
     token = result.data.get("approval_token", "")
@@ -220,7 +228,6 @@ def _terminal_preview(result: Result) -> str:
         for ln in result.text.splitlines()
         if not ln.startswith(("  Shell:", "  Agent:", "Approval token:", "  Terminal:"))
     ]
-    from engram.cli.colour import paint
 
     keep = _with_keep_hints(keep, result, "answer K {n}")
     keep = ["\n".join(keep).rstrip()]
@@ -267,7 +274,6 @@ def prompt_loop(
 
     Ctrl-C declines the proposal on the way out, so no approvable token is left behind.
     """
-    from engram.core import api
 
     state = {"result": result}
     try:
@@ -381,14 +387,12 @@ def _one_edit(a: str, b: str) -> bool:
 
 def _type_of(word: str) -> str | None:
     """The memory type a separate word names (`rule`, `Skills`, `workflow`), else None."""
-    from engram.core.memory import normalise_type
 
     return normalise_type(word) if word.strip() and not any(c.isspace() for c in word) else None
 
 
 def _near_type(word: str) -> str | None:
     """The type a lone word is one edit away from (`rulez` → rule), else None."""
-    from engram.core.memory import TYPE_ALIASES, TYPES, normalise_type
 
     w = word.strip().lower()
     if len(w) < 3 or not w.isalpha() or _type_of(w) is not None:
@@ -459,7 +463,6 @@ def split_save_words(words: list[str]) -> list[tuple[str | None, str]]:
 
 def _pairs_as_lines(pairs: list[tuple[str | None, str]]) -> str:
     """Candidate lines for several memories (a text's own `| CONTEXT: …` fields still apply)."""
-    from engram.core.write.approvals import guess_type
 
     lines = []
     for mtype, text in pairs:
@@ -473,8 +476,6 @@ def _pairs_as_lines(pairs: list[tuple[str | None, str]]) -> str:
 def _propose_save(
     roots: object, pairs: list[tuple[str | None, str]], args: argparse.Namespace
 ) -> Result:
-    from engram.core import api
-
     if len(pairs) == 1:
         return api.save(roots, pairs[0][0], pairs[0][1], scope=args.scope, role=args.role)  # type: ignore[arg-type]
     return api.propose(
@@ -536,7 +537,6 @@ def _read_candidates(args: argparse.Namespace) -> str:
             f"candidate input is larger than {MAX_INPUT_BYTES:,} bytes; at most "
             f"{MAX_INPUT_CHARS:,} characters are accepted (one short memory per line)"
         )
-    from engram.core.text import decode_input
 
     return decode_input(raw, f"{'--file ' + src if src and src != '-' else 'stdin'}")
 
@@ -561,8 +561,6 @@ def _query_level(args: argparse.Namespace) -> int | None:
 
 
 def run_save_session(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     level = _query_level(args)
     from_stdin = not args.file or args.file == "-"
     _check_can_ask(args, "engram save-session", stdin_busy=from_stdin)
@@ -573,8 +571,6 @@ def run_save_session(args: argparse.Namespace) -> int:
     result = api.propose(roots, text, kind="save_session", scope=args.scope, query_level=level)
     if args.propose:
         return _print_proposal(result, args)
-
-    from engram.core.write.candidates import parse_candidates
 
     current = parse_candidates(text, query_level=level)  # revisions accumulate here
 
@@ -600,8 +596,6 @@ def run_save_session(args: argparse.Namespace) -> int:
 
 
 def run_commit(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     if args.keep is None:
         if args.approve is None:
             raise UsageError(
@@ -616,7 +610,6 @@ def run_commit(args: argparse.Namespace) -> int:
             "terminal, and stdin is not one; run it in a terminal (or approve without --keep)"
         )
     keep = _numbers(args.keep, "--keep")
-    from engram.core.write.commit import commit_keeping
 
     roots = roots_from(args)
     result = commit_keeping(roots, args.token, args.approve or "", keep, scope=args.scope)
@@ -645,15 +638,11 @@ def _check_can_ask(args: argparse.Namespace, command: str, *, stdin_busy: bool =
 
 
 def run_archive(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     roots = roots_from(args)
     return emit(api.archive(roots, args.id, args.reason), args)
 
 
 def run_note(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     _check_can_ask(args, "engram note")
     roots = roots_from(args)
     result = api.propose_note(
@@ -667,8 +656,6 @@ def run_note(args: argparse.Namespace) -> int:
 
 
 def run_promote(args: argparse.Namespace) -> int:
-    from engram.core import api
-
     _check_can_ask(args, "engram promote")
     roots = roots_from(args)
     result = api.promote(roots, args.id)

@@ -30,9 +30,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from engram.core import api
 from engram.core.errors import EngramError, UsageError
+from engram.core.read.routing import BODY_CONFIDENCE, CARD_CONFIDENCE, tier_for
 from engram.core.results import Result
+from engram.core.store.files import MEMORY_DIRS
 from engram.core.store.layout import ARCHIVE_DIR, WORKSPACE_SUBDIR, Root, Roots
+from engram.core.store.memoryfiles import load_memories
 
 MIN_RECALL = 0.95
 CASE_KEYS = ("name", "task", "must", "must_not", "roles", "category", "paths", "branch")
@@ -151,8 +155,6 @@ def _isolated_environment(home: Path) -> Iterator[None]:
 
 def _known_ids(root: Root, result: Result) -> set[str]:
     """Ids of every memory file of the root, archived ones included (cases may forbid them)."""
-    from engram.core.store.files import MEMORY_DIRS
-    from engram.core.store.memoryfiles import load_memories
 
     memories, errors = load_memories(root, (*MEMORY_DIRS, ARCHIVE_DIR))
     for rel, reason in errors:
@@ -172,8 +174,6 @@ def _stats(values: list[float], digits: int = 1) -> dict[str, float]:
 
 
 def _run_case(roots: Roots, case: dict[str, Any]) -> dict[str, Any]:
-    from engram.core import api
-
     error = ""
     bodies: list[str] = []
     cards: list[str] = []
@@ -251,7 +251,6 @@ def run_routing_benchmark(cases_path: Path, *, min_recall: float = MIN_RECALL) -
     figures}, results [{name, task, category, roles, loaded, bodies, cards, graded, missed,
     forbidden, forbidden_cards, tokens, ms, error}].
     """
-    from engram.core import api
 
     cases_path = Path(cases_path)
     workspace, cases = read_cases(cases_path)
@@ -385,7 +384,6 @@ def retier(r: dict[str, Any], body_at: float, card_at: float) -> dict[str, Any]:
 
     Tokens are re-estimated from the measured cost of each body and card plus the header.
     """
-    from engram.core.read.routing import tier_for
 
     tiers = [(g, tier_for(g["confidence"], body_at, card_at)) for g in r["graded"]]
     bodies = [g["id"] for g, t in tiers if t == "body"]
@@ -446,7 +444,6 @@ def leave_one_out(cases_paths: list[Path], unseen: list[Path] | None = None) -> 
     all_suites {body_at, card_at} (the choice on every suite), defaults {body_at, card_at},
     unseen [{cases_file, figures, categories}], targets.
     """
-    from engram.core.read.routing import BODY_CONFIDENCE, CARD_CONFIDENCE
 
     if len(cases_paths) < 2:
         raise UsageError("--leave-one-out needs at least two cases files (one is left out)")

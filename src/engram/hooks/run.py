@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engram.core.store.layout import Root
+    from engram.core.api import Root
 
 SESSION_START = "session-start"
 PROMPT = "user-prompt-submit"
@@ -81,8 +81,7 @@ def respond(
     host: str, event: str, payload: dict[str, Any], env: Any = os.environ
 ) -> dict[str, Any] | None:
     """What to print for one hook call (None: print nothing)."""
-    from engram.core.store.config import load_config
-    from engram.core.store.roots import resolve_roots
+    from engram.core.api import load_config, resolve_roots
 
     cwd = payload.get("cwd") or env.get("CLAUDE_PROJECT_DIR") or env.get("GEMINI_PROJECT_DIR")
     roots = resolve_roots(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd())
@@ -99,7 +98,7 @@ def respond(
     if event == PROMPT:
         prompt = payload.get("prompt")
         if isinstance(prompt, str):  # a stray surrogate or control must not cost the memory
-            from engram.core.text import printable
+            from engram.core.api import printable
 
             prompt = printable(strip_hook_context(prompt))
         query = prompt if isinstance(prompt, str) and prompt.strip() else None
@@ -110,8 +109,7 @@ def respond(
         return _answer(host, event, None, "skipped (read mode manual)" if proof_on else None)
 
     from engram.core import api
-    from engram.core.read.signals import work_signals
-    from engram.core.text import printable
+    from engram.core.api import printable, work_signals
 
     objective = printable(env.get("ENGRAM_SESSION_OBJECTIVE", ""))  # undecodable bytes too
     cache = HookCache(roots.primary)
@@ -185,7 +183,7 @@ class HookCache:
     MAX_SESSIONS = 64
 
     def __init__(self, root: Root) -> None:
-        from engram.core.store.files import read_json
+        from engram.core.api import read_json
 
         self.root = root
         self.path = root.cache_dir / self.FILE
@@ -207,7 +205,7 @@ class HookCache:
         if len(self.sessions) > self.MAX_SESSIONS:
             newest = sorted(self.sessions.items(), key=lambda kv: -int(kv[1].get("at", 0)))
             self.sessions = dict(newest[: self.MAX_SESSIONS])
-        from engram.core.store.files import atomic_write
+        from engram.core.api import atomic_write
 
         text = json.dumps({"version": 1, "sessions": self.sessions}, indent=1) + "\n"
         with contextlib.suppress(OSError):  # a read-only or linked cache only costs a re-send
@@ -217,14 +215,14 @@ class HookCache:
 def log_target(cwd: Any = None) -> tuple[Root | Path, Path]:
     """(root, cache/hook.log) of the workspace (or global) root, else of the user config folder."""
     try:
-        from engram.core.store.roots import resolve_roots
+        from engram.core.api import resolve_roots
 
         roots = resolve_roots(Path(cwd) if isinstance(cwd, str) and cwd else None)
         if roots.all:
             return roots.primary, roots.primary.cache_dir / "hook.log"
     except BaseException:
         pass
-    from engram.core.store.layout import user_config_dir
+    from engram.core.api import user_config_dir
 
     folder = user_config_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -234,7 +232,7 @@ def log_target(cwd: Any = None) -> tuple[Root | Path, Path]:
 def _log_error(host: str, event: str, exc: BaseException, cwd: Any = None) -> None:
     """One line in the hook log; nothing at all when the log (or a folder on the way) is a link."""
     try:
-        from engram.core.store.files import append_text, atomic_write, file_stat, read_bytes
+        from engram.core.api import append_text, atomic_write, file_stat, read_bytes
 
         root, path = log_target(cwd)
         try:

@@ -1,6 +1,7 @@
 """The one interface every host module implements, and what all hosts share.
 
-A host module (claude, codex, gemini, …) is a plain module exposing the names of `Host`:
+A host module (claude, codex, gemini, …) is a plain module exposing the names of
+`engram.hosts.Host`:
 its `NAME`, a human `TITLE`, and `targets(scope)`, the list of files (or printed commands)
 Engram manages for that host in one scope. The link engine (`hosts.ops`) applies, removes
 and inspects those targets; nothing here knows about terminals or argument parsing.
@@ -15,10 +16,8 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
-    from engram.hosts.targets import Target
+from engram import DISTRIBUTION, __version__
 
 WORKSPACE = "workspace"
 GLOBAL = "global"
@@ -43,15 +42,6 @@ PIN_RE = re.compile(r"==(?P<version>[0-9][0-9A-Za-z.+!-]*)")
 
 class Conflict(Exception):
     """An existing entry that Engram did not write; replacing it needs --force."""
-
-
-class Host(Protocol):
-    """What a host module provides (module-level names, as in pre-commit's languages)."""
-
-    NAME: str
-    TITLE: str
-
-    def targets(self, scope: Scope) -> list[Target]: ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +82,6 @@ CLI_MODULE = "engram.cli.main"
 
 def runner_prefix() -> list[str]:
     """The pinned runner form (R-REG-3), used only when that release is installable."""
-    from engram import DISTRIBUTION, __version__
 
     return ["uvx", "--from", f"{DISTRIBUTION}=={__version__}"]
 
@@ -229,7 +218,6 @@ def make_scope(kind: str, base: Path, *, hooks: bool = True) -> Scope:
 
 def pinned_version(command: list[str] | tuple[str, ...]) -> str | None:
     """The release a runner-form command is pinned to (None for a bare `engram-mcp`)."""
-    from engram import DISTRIBUTION
 
     for part in command:
         if part.startswith(DISTRIBUTION):
@@ -306,8 +294,6 @@ def launch_problem(command: list[str] | tuple[str, ...], name: str) -> tuple[str
     interpreter is gone), or another installation of Engram than this one.
     """
     import sys
-
-    from engram import DISTRIBUTION
 
     words = [str(w) for w in command]
     if not words:

@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.bounded import parse_json, read_plain
+from engram.core.api import parse_json, read_plain
 from engram.hosts.base import GLOBAL, INSTRUCTIONS, Scope
 from engram.hosts.files import JsonDoc, read_host_file
 from engram.hosts.targets import JsonHooks, JsonServer, Notice, Printed, Target, TextBlock

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from engram import __version__
 from engram.hosts.base import INSTRUCTIONS, Scope
 from engram.hosts.targets import GeneratedFile, JsonServer, Target
 
@@ -45,7 +46,6 @@ def targets(scope: Scope) -> list[Target]:
                 scope.base / ".cursor" / "rules" / "engram.mdc", RULE, owned=lambda t: MARKER in t
             ),
         ]
-    from engram import __version__
 
     root = scope.home / ".cursor" / "plugins" / "local" / PLUGIN
     manifest = {

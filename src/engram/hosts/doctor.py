@@ -14,10 +14,13 @@ import shlex
 import shutil
 from pathlib import Path
 
-from engram.core.results import Diagnostic
-from engram.hosts import HOSTS, get_host
+from engram import __version__
+from engram.core import api
+from engram.core.results import Diagnostic, Result
+from engram.hosts import HOSTS, claude, codex, gemini, get_host, opencode
 from engram.hosts.base import (
     RUNNER_INSTALLABLE,
+    WORKSPACE,
     Scope,
     engram_command,
     launch_problem,
@@ -25,6 +28,7 @@ from engram.hosts.base import (
     pinned_version,
     server_command,
 )
+from engram.hosts.claude import commit_allow_rules, hooks_in_effect
 from engram.hosts.ops import inspect_host, scopes_in_view, shown
 from engram.hosts.targets import (
     HOOKS,
@@ -39,7 +43,6 @@ from engram.hosts.targets import (
 
 def host_findings(start: Path | None) -> tuple[list[Diagnostic], list[dict]]:
     """Diagnostics for every linked host in view, plus a summary row per linked host."""
-    from engram import __version__
 
     out: list[Diagnostic] = []
     rows: list[dict] = []
@@ -74,8 +77,6 @@ def _check_person_steps(
     target, _ = found
     path = _p(scope, getattr(target, "path", None))
     if name == "claude" and not scope.is_global:
-        from engram.hosts import claude
-
         state = claude.mcpjson_state(scope)
         if state == claude.PENDING:
             message = claude.APPROVAL_STEP.format(base=scope.base)
@@ -92,17 +93,12 @@ def _check_person_steps(
                 )
             )
     if name == "codex" and not scope.is_global:
-        from engram.hosts import codex
-
         step = codex.trust_step(scope)
         if step:
             code = "host.codex_project_untrusted"
             out.append(Diagnostic("warning", code, f"{where}: {step}", path))
     if name == "gemini":
         from dataclasses import replace
-
-        from engram.hosts import gemini
-        from engram.hosts.base import WORKSPACE
 
         folder = scope.base if not scope.is_global else workspace
         if folder is not None and not gemini.folder_trusted(scope, folder):
@@ -193,8 +189,6 @@ def _check_host(
                 target.path,
             )
         if name == "codex" and target.role == REGISTRATION:
-            from engram.hosts import codex
-
             mode = codex.effective_commit_mode(insp.detail)
             if mode == codex.PREAPPROVED:
                 whose = (
@@ -220,8 +214,6 @@ def _check_host(
                     target.path,
                 )
     if name == "opencode" and registered is not None:
-        from engram.hosts import opencode
-
         project = scope.base if not scope.is_global else workspace
         action, where = opencode.commit_action(scope, project)
         if action == opencode.ALLOW:
@@ -233,8 +225,6 @@ def _check_host(
                 "of `permission`, and remove any later rule that allows it",
             )
     if name == "claude":
-        from engram.hosts.claude import commit_allow_rules
-
         for path, rule in commit_allow_rules(scope):
             add(
                 "warning",
@@ -244,8 +234,6 @@ def _check_host(
                 path,
             )
     if name == "claude" and registered is not None:
-        from engram.hosts.claude import hooks_in_effect
-
         hooked = hooks_in_effect(scope)
         if hooked and "--always-load" in (registered.command or []):
             add(
@@ -301,3 +289,36 @@ def _p(scope: Scope, path: Path | None) -> str | None:
 
 def titles() -> dict[str, str]:
     return {n: get_host(n).TITLE for n in HOSTS}
+
+
+def doctor(start: Path | None) -> Result:
+    """`engram doctor`: the memory checks, then every linked host, each finding said once."""
+    memory = api.health(start)
+    findings = list(memory.diagnostics)
+    data = dict(memory.data)
+    host_diags, rows = host_findings(start)
+    findings += host_diags
+    data["hosts"] = rows
+    findings = _once(findings)
+    data["findings"] = [d.as_dict() for d in findings]
+    counts = {lvl: sum(d.level == lvl for d in findings) for lvl in ("error", "warning", "info")}
+    data["counts"] = counts
+    lines = [f"{d.level:<7} {d.code:<28} {d.message}" for d in findings]
+    linked = ", ".join(f"{r['host']} ({r['scope']})" for r in rows) or "none"
+    lines.append(f"linked hosts: {linked}")
+    lines.append(
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)"
+        + (" — all good" if not counts["error"] and not counts["warning"] else "")
+    )
+    return Result("\n".join(lines), data=data, diagnostics=findings)
+
+
+def _once(findings: list[Diagnostic]) -> list[Diagnostic]:
+    """One broken file can fail several checks (verify, status, config): say it once."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for d in findings:
+        if (d.level, d.code, d.message) not in seen:
+            seen.add((d.level, d.code, d.message))
+            out.append(d)
+    return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.bounded import MAX_JSON_DEPTH, BadFileError, read_plain_text
+from engram.core.api import MAX_JSON_DEPTH, BadFileError, read_plain_text
 
 BOM = "\ufeff"
 

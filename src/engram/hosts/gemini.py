@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.hosts.base import INSTRUCTIONS, Scope
+from engram.hosts.files import JsonDoc, read_host_file
 from engram.hosts.targets import JsonHooks, JsonServer, Notice, Target, TextBlock
 
 NAME = "gemini"
@@ -39,8 +40,6 @@ def _gemini_dir(scope: Scope) -> Path:
 
 
 def _read_json(path: Path) -> Any:
-    from engram.hosts.files import JsonDoc, read_host_file
-
     try:
         return JsonDoc(read_host_file(path)).value
     except (OSError, ValueError):

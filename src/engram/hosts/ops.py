@@ -19,9 +19,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from engram.core.api import (
+    CACHE_DIR,
+    WORKSPACE_SUBDIR,
+    Root,
+    atomic_write,
+    find_project_dir,
+    parse_json,
+    read_plain,
+    root_lock,
+    user_config_dir,
+)
 from engram.core.errors import EngramError, UsageError
-from engram.core.results import Result
-from engram.core.store.bounded import parse_json, read_plain
+from engram.core.results import Diagnostic, Result
 from engram.hosts import HOSTS, get_host
 from engram.hosts.base import (
     GLOBAL,
@@ -45,7 +55,6 @@ def resolve_scope(start: Path | None, *, global_: bool, hooks: bool = True) -> S
     """The scope of a command: $HOME for --global, else the workspace's project folder."""
     if global_:
         return make_scope(GLOBAL, home_dir(), hooks=hooks)
-    from engram.core.store.roots import find_project_dir
 
     start = start or Path(os.environ.get("ENGRAM_WORKSPACE") or Path.cwd())
     project = find_project_dir(start)
@@ -60,10 +69,7 @@ def resolve_scope(start: Path | None, *, global_: bool, hooks: bool = True) -> S
 
 def state_path(scope: Scope) -> Path:
     if scope.is_global:
-        from engram.core.store.layout import user_config_dir
-
         return user_config_dir() / STATE_FILE
-    from engram.core.store.layout import CACHE_DIR, WORKSPACE_SUBDIR
 
     return scope.base / WORKSPACE_SUBDIR / CACHE_DIR / STATE_FILE
 
@@ -111,8 +117,6 @@ def _lock(scope: Scope) -> Iterator[None]:
         with FileLock(str(path) + ".lock", timeout=30):
             yield
         return
-    from engram.core.store.files import root_lock
-    from engram.core.store.layout import WORKSPACE_SUBDIR, Root
 
     with root_lock(Root(scope.base / WORKSPACE_SUBDIR, "workspace")):
         yield
@@ -278,8 +282,6 @@ def _write(
     originals: dict[Path, str | None],
     files: dict[str, dict],
 ) -> None:
-    from engram.core.store.files import atomic_write
-
     emptied: list[Path] = []
     done: list[Path] = []
     try:
@@ -334,7 +336,6 @@ def _unchanged_since_read(
 
 def put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
     """Undo a partly applied run: every file already written gets its old bytes back."""
-    from engram.core.store.files import atomic_write
 
     for path in reversed(done):
         with contextlib.suppress(OSError):
@@ -346,8 +347,6 @@ def put_back(done: list[Path], originals: dict[Path, str | None]) -> None:
 
 
 def _save_state(scope: Scope, state: dict) -> None:
-    from engram.core.store.files import atomic_write
-
     state["files"] = {k: v for k, v in state["files"].items() if v}
     path = state_path(scope)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -412,8 +411,6 @@ def _result(
 
 
 def _diag(level: str, code: str, c: Change):
-    from engram.core.results import Diagnostic
-
     return Diagnostic(level, code, c.message, c.path)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.bounded import parse_json, read_plain
+from engram.core.api import parse_json, read_plain
 from engram.hosts.base import Conflict, is_engram_hook, person_options, runs_engram_mcp
 from engram.hosts.files import (
     MARKDOWN,

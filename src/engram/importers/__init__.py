@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.bounded import BadFileError, read_plain
-from engram.importers.split import Piece
+from engram.core.api import BadFileError, read_plain
+from engram.importers.split import Piece, split_markdown
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_WALK_ENTRIES = 50_000
@@ -165,7 +165,6 @@ def read_rule_file(
 ) -> None:
     """A rule file with front matter (`globs`, `description`, an always-on switch), as Cursor
     and Windsurf write them: globs become `paths:`, an always-on file's statements rules."""
-    from engram.importers.split import split_markdown
 
     fields, body, at = front_matter(ws.read(rel))
     pieces = split_markdown(

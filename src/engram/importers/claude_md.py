@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from engram.core.store.bounded import read_plain
+from engram.core.api import read_plain
 from engram.importers import FileResult, Workspace, front_matter, glob_list, subtree_globs
 from engram.importers._imports import read_with_imports
 from engram.importers.split import split_markdown

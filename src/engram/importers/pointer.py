@@ -20,9 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engram.core.api import (
+    CACHE_DIR,
+    WORKSPACE_SUBDIR,
+    Root,
+    atomic_write,
+    parse_json,
+    read_json,
+    read_plain,
+    root_lock,
+    user_config_dir,
+    user_signing_key,
+)
 from engram.core.errors import EngramError, UsageError
-from engram.core.store.bounded import parse_json, read_plain
-from engram.core.store.files import read_json
 from engram.hosts.files import (
     BlockStyle,
     find_block,
@@ -30,6 +40,9 @@ from engram.hosts.files import (
     render_block,
     unified_diff,
 )
+from engram.hosts.ops import put_back, read_text
+from engram.importers import READERS, reader, user_files
+from engram.importers.split import without_block_tags
 
 POINTER = BlockStyle("<!-- engram:pointer", " -->", "<!-- engram:pointer-end -->")
 STATE_FILE = "pointers.json"
@@ -139,7 +152,6 @@ def _sections(heads: list[tuple[int, int, int]], drop: set[int]) -> int:
 def _blank(line: str) -> bool:
     """A line that says nothing once its section is gone: blank, a comment, a rule (`---`),
     block-level HTML (`<details>`, whose words the import read)."""
-    from engram.importers.split import without_block_tags
 
     bare = without_block_tags(_COMMENT.sub("", line)).strip()
     return not bare or bool(_THEMATIC.match(bare))
@@ -192,8 +204,6 @@ def instruction_file(rel: str) -> bool:
     the only files a pointer may replace or a backup restore."""
     from fnmatch import fnmatch
 
-    from engram.importers import READERS, reader, user_files
-
     parts = Path(rel).parts
     if not parts or ".git" in parts or ".." in parts or Path(rel).is_absolute():
         return False
@@ -208,7 +218,6 @@ def _record_mac(rel: str, rec: dict[str, Any]) -> str | None:
 
     The backup lives under the workspace's cache/, which a cloned repository can ship; only
     a record this user's Engram wrote is ever restored."""
-    from engram.core.store.userkey import user_signing_key
 
     key = user_signing_key()
     if key is None:
@@ -228,7 +237,6 @@ def _signed(rel: str, rec: dict[str, Any]) -> bool:
 
 def place_for(project: Path | None, *, user_level: bool) -> Place:
     """The workspace's place (its cache folder) or, with --global, the home folder's."""
-    from engram.core.store.layout import CACHE_DIR, WORKSPACE_SUBDIR, user_config_dir
 
     if user_level:
         return Place(Path.home(), user_config_dir() / STATE_FILE, None, "~/")
@@ -258,7 +266,6 @@ def _linked(place: Place, path: Path) -> Path | None:
 
 def _read(place: Place, rel: str) -> tuple[Path, str | None, str]:
     """(path, text or None, problem) for a file named relative to the place."""
-    from engram.hosts.ops import read_text
 
     path = place.base / rel
     if ".." in Path(rel).parts or Path(rel).is_absolute():
@@ -361,8 +368,6 @@ def plan_restore(place: Place, names: list[str]) -> list[Edit]:
 
 def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
     """Write every changed file atomically under the lock, or none; then the backup record."""
-    from engram.core.store.files import atomic_write
-    from engram.hosts.ops import put_back, read_text
 
     todo = [e for e in edits if not e.problem and e.after != e.before]
     if not todo:
@@ -406,8 +411,6 @@ def apply(place: Place, edits: list[Edit], *, restoring: bool) -> None:
 
 
 def _save(place: Place, records: dict[str, Any]) -> None:
-    from engram.core.store.files import atomic_write
-
     place.state.parent.mkdir(parents=True, exist_ok=True)
     data = {"version": 1, "files": records}
     atomic_write(place.state, json.dumps(data, indent=2, sort_keys=True) + "\n")
@@ -420,8 +423,6 @@ def _locked(place: Place) -> Any:
 
         place.state.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(place.state) + ".lock", timeout=30)
-    from engram.core.store.files import root_lock
-    from engram.core.store.layout import Root
 
     return root_lock(Root(place.lock_root, "workspace"))
 

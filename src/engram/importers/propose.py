@@ -14,9 +14,22 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from engram.core.errors import SafetyError, UsageError
+from engram.core import api
+from engram.core.api import (
+    clean_names,
+    content_of,
+    durable_memories,
+    find_injection,
+    make_candidate,
+    public_text,
+    redact,
+    screen_fields,
+    slugify,
+)
+from engram.core.errors import EngramError, SafetyError, UsageError
 from engram.core.results import Result
-from engram.core.safety.scan import clean_names, public_text
+from engram.importers import Workspace, claude_md, host_names, read_all, read_one
+from engram.importers.split import statement_title
 
 MAX_PER_PROPOSAL = 50  # engram.core.write.candidates.MAX_CANDIDATES
 
@@ -33,8 +46,6 @@ class ImportRequest:
 
 
 def _hosts(req: ImportRequest) -> list[str]:
-    from engram.importers import host_names
-
     hosts = [h.strip().lower() for arg in req.hosts or [] for h in arg.split(",") if h.strip()]
     bad = [h for h in hosts if h not in host_names()]
     if bad:
@@ -46,8 +57,6 @@ def _user_pieces(req: ImportRequest) -> tuple[list[Any], list[Any]]:
     """The person's user-level files (home folder), named `~/…`."""
     from pathlib import Path
 
-    from engram.importers import Workspace, read_all
-
     if req.paths:
         raise UsageError("--global reads your user-level files; PATH names workspace files only")
     ws = Workspace(Path.home(), user_level=True, label="~/")
@@ -58,8 +67,6 @@ def _user_pieces(req: ImportRequest) -> tuple[list[Any], list[Any]]:
 def _auto_memory(project: Any) -> list[Any]:
     """Claude Code's auto memory for this project, when it keeps one."""
     from pathlib import Path
-
-    from engram.importers import Workspace, claude_md, read_one
 
     found = claude_md.auto_memory(Path(project))
     if found is None:
@@ -74,8 +81,6 @@ def _auto_memory(project: Any) -> list[Any]:
 
 
 def read_pieces(req: ImportRequest, project: Any) -> tuple[list[Any], list[Any]]:
-    from engram.importers import Workspace, read_all
-
     if req.user_level:
         return _user_pieces(req)
     hosts = _hosts(req)
@@ -94,9 +99,6 @@ def read_pieces(req: ImportRequest, project: Any) -> tuple[list[Any], list[Any]]
 
 
 def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]], list[str]]:
-    from engram.core.errors import EngramError
-    from engram.core.write.candidates import make_candidate
-
     cands, extra, bad = [], {}, []
     for piece in pieces:
         n = len(cands) + 1
@@ -113,8 +115,6 @@ def _candidates(pieces: list[Any]) -> tuple[list[Any], dict[int, dict[str, Any]]
 def safe_title(piece: Any, redacted_text: str) -> str:
     """The piece's title with no secret in it: the first clause of the redacted text when
     the title was cut from the text, else the heading redacted."""
-    from engram.core.safety.scan import redact
-    from engram.importers.split import statement_title
 
     if piece.titled_by_text:
         return statement_title(redacted_text)[:120]
@@ -124,7 +124,6 @@ def safe_title(piece: Any, redacted_text: str) -> str:
 def _preferred_id(title: str, cand: Any) -> str:
     """An id from the memory's title (it says what the memory says), without paths and file
     names (`tests/api/x.go` is where, not what: split into words they fill the id)."""
-    from engram.core.write.candidates import slugify
 
     words = re.sub(r"\[REDACTED:[^\]]*\]", " ", title or cand.text).split()
     named = [w for w in words if not re.search(r"[/\\]|\w\.\w", w)]
@@ -151,9 +150,6 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     terminal prompt, `engram commit`, or the MCP approval tools); otherwise it says why
     nothing was proposed.
     """
-    from engram.core.safety.scan import find_injection, screen_fields
-    from engram.core.write import approvals
-    from engram.importers.split import statement_title
 
     scope = req.scope
     if req.user_level:
@@ -171,7 +167,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     by_titled = {id(c): p for c, p in zip(cands, ok_pieces, strict=False)}
     # Already in memory (imported before) or twice in the files: left out before judging,
     # so the cost of a proposal stays bounded however long the files are.
-    held = held_contents(roots, approvals.resolve_scopes(roots, scope))
+    held = held_contents(roots, api.resolve_scopes(roots, scope))
     dup: Counter[str] = Counter()
     later: Counter[str] = Counter()
     kept: list[Any] = []
@@ -198,14 +194,14 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     if cands:
         number_src = {c.number: by_source[id(c)] for c in cands}
         try:
-            redacted = approvals.scan_candidates(cands)  # refusals first: numbers settle
+            redacted = api.scan_candidates(cands)  # refusals first: numbers settle
             for c in cands:  # the title and the id come from what is written: redacted
                 title = safe_title(by_titled[id(c)], c.text)
                 if find_injection(title) is not None:  # a heading aimed at the agent
                     title = statement_title(c.text)
                 by_extra[id(c)]["title"] = title
             ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
-            payload, _ = approvals.prepare_candidates(
+            payload, _ = api.prepare_candidates(
                 roots, cands, kind="import", scope=scope, preferred_ids=ids
             )
         except SafetyError as exc:  # every candidate refused
@@ -228,7 +224,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     if req.dry_run or not fresh:
         text = summary
         if req.dry_run and fresh:
-            preview = approvals.preview_text({**payload, "candidates": fresh}, None, None)
+            preview = api.preview_text({**payload, "candidates": fresh}, None, None)
             text += "\n\n" + _with_sources(preview, fresh)
         elif not pieces:
             text += "\nNo instructions found to import."
@@ -246,9 +242,9 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     for i, e in enumerate(fresh, start=1):
         e["number"] = i
     payload["candidates"] = fresh
-    token, expires_at = approvals.store_proposal(roots, payload)
-    result = approvals.proposal_result(payload, token, expires_at)
-    approvals.redaction_notes(result, redacted)
+    token, expires_at = api.store_proposal(roots, payload)
+    result = api.proposal_result(payload, token, expires_at)
+    api.redaction_notes(result, redacted)
     result.text = summary + "\n\n" + _with_sources(result.text, fresh)
     result.data["files"] = _files_data(results)
     return result
@@ -269,8 +265,6 @@ def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
 def committed_content(text: str) -> str:
     """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
     write path redacts it, so a line that held a secret matches the memory it became."""
-    from engram.core.safety.scan import redact
-    from engram.core.write.candidates import content_of
 
     return content_of(redact(text).text).strip()
 
@@ -281,9 +275,6 @@ def held_ranges(
     """(start, end) lines of every imported section that memory holds as written, per file:
     what `--replace-with-pointer` may hand over. A line memory holds only redacted (it
     carried a secret) is not held as written, so it stays in its file."""
-    from engram.core.errors import EngramError
-    from engram.core.safety.scan import redact
-    from engram.core.write.candidates import make_candidate
 
     _, pieces = read_pieces(req, base)
     held = held_contents(roots, [r.scope for r in roots.all])
@@ -302,8 +293,6 @@ def held_ranges(
 
 
 def held_contents(roots: Any, scopes: list[str]) -> set[str]:
-    from engram.core.write.approvals import durable_memories
-
     out: set[str] = set()
     for s in scopes:
         root = roots.by_scope(s)

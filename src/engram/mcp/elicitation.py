@@ -19,6 +19,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from engram.core.errors import ApprovalError, EngramError
 from engram.mcp.protocol import INVALID_PARAMS, RpcError
 
 DIALOG_TIMEOUT_S = 60.0  # R-ELI-4: an unanswered legacy dialog falls back to the token
@@ -51,7 +52,6 @@ def token_survives(exc: BaseException) -> bool:
     flow back instead of losing the approval. A token that is spent, expired, revoked
     or being finished by the next command does not survive.
     """
-    from engram.core.errors import ApprovalError, EngramError
 
     if not isinstance(exc, EngramError) or isinstance(exc, ApprovalError):
         return False

@@ -6,6 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from engram.core import api
+from engram.core.api import load_config, require_roots, resolve_roots
+from engram.core.errors import EngramError
 from engram.mcp.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, Era, RpcError
 
 INDEX_URI = "engram://index"
@@ -32,10 +35,6 @@ def list_resources(era: Era, core: Core) -> list[dict[str, Any]]:
     Memories never read yet fill the rest of the list after the used ones, so a new
     workspace shows its memories too (ordered by id; one entry per id, as the URI is by id).
     """
-    from engram.core import api
-    from engram.core.errors import EngramError
-    from engram.core.store.config import load_config
-    from engram.core.store.roots import resolve_roots
 
     out = [_index_entry(era)]
     try:
@@ -86,9 +85,6 @@ def not_found(era: Era, uri: Any, why: str) -> RpcError:
 
 def read_resource(era: Era, uri: Any, core: Core) -> dict[str, Any]:
     """`resources/read` contents for one Engram URI; anything else is not found."""
-    from engram.core import api
-    from engram.core.errors import EngramError
-    from engram.core.store.roots import require_roots
 
     if not isinstance(uri, str):
         raise RpcError(INVALID_PARAMS, "resources/read needs params.uri, a string")

@@ -450,12 +450,12 @@ class Server:
 
         try:
             checked = check_arguments(tool, args)
-            from engram.core.store.roots import require_roots
+            from engram.core.api import require_roots
 
             roots = require_roots()  # per call: a workspace created after start is seen
             return tool.run(Call(tool.name, checked, era, params, self), roots)
         except EngramError as exc:
-            from engram.core.safety.scan import public_text
+            from engram.core.api import public_text
 
             return error_result(exc.code, public_text(exc.message))
         except RpcError:

@@ -15,8 +15,8 @@ from engram.mcp import elicitation as eli
 from engram.mcp.protocol import INVALID_PARAMS, Era, RpcError
 
 if TYPE_CHECKING:
+    from engram.core.api import Roots
     from engram.core.results import Result
-    from engram.core.store.layout import Roots
 
 RELOAD_ACTION = "reload_memory"
 RELOAD_SENTENCE = (
@@ -165,8 +165,8 @@ def _describe_type(spec: dict[str, Any]) -> str:
 
 def check_arguments(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
     """Reject unknown, missing, ill-typed or non-text arguments with one clear message (UsageError)."""
+    from engram.core.api import check_strings
     from engram.core.errors import UsageError
-    from engram.core.text import check_strings
 
     unknown = sorted(k for k in args if k not in tool.properties)
     if unknown:
@@ -205,7 +205,7 @@ def _ids(value: str | None) -> list[str] | None:
 
 
 def run_load(call: Call, roots: Roots) -> Result:
-    from engram.core.read.signals import checked_signals
+    from engram.core.api import checked_signals
 
     a = call.args
     ids = _ids(a.get("id"))

@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from engram.core.api import forget_open_indexes, require_roots
+from engram.core.errors import EngramError, NotFoundError
+from engram.ui import views
+
 COOKIE = "engram_ui"
 VIEW_TIMEOUT_S = 20.0
 CSRF_HEADER = "X-Engram-CSRF"
@@ -81,9 +85,6 @@ class UIServer(ThreadingHTTPServer):
     def __init__(self, start: Path | None, port: int = 0) -> None:
         import threading
 
-        from engram.core.errors import EngramError
-        from engram.core.store.roots import require_roots
-
         require_roots(start)  # no root here: one clear error before the port opens
         # The core caches SQLite connections per process, each usable only on the thread
         # that opened it: every core call runs on one worker (which also serialises them).
@@ -111,7 +112,6 @@ class UIServer(ThreadingHTTPServer):
         A view that takes longer than VIEW_TIMEOUT_S is answered with an error and its
         worker is left behind: the next views run on a new one, so one stuck view (a file
         that never answers) cannot block the page."""
-        from engram.core.errors import EngramError
 
         with self.core_lock:
             worker = self.core
@@ -129,8 +129,6 @@ class UIServer(ThreadingHTTPServer):
             ) from None
 
     def server_close(self) -> None:
-        from engram.core.store.index import forget_open_indexes
-
         with contextlib.suppress(Exception):
             self.run_core(forget_open_indexes, timeout=5.0)
         self.core.stop()
@@ -281,8 +279,6 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("POST")
 
     def _handle(self, method: str) -> None:
-        from engram.core.errors import EngramError, NotFoundError
-
         try:
             self._check_host()
             parts = urlsplit(self.path)
@@ -317,9 +313,6 @@ class Handler(BaseHTTPRequestHandler):
     def _route(
         self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]
     ) -> None:
-        from engram.core.store.roots import require_roots
-        from engram.ui import views
-
         def arg(name: str) -> str:
             value = query.get(name, [""])[0]
             return value

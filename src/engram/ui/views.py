@@ -11,7 +11,25 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engram.core.store.layout import Roots
+from engram.core import api
+from engram.core.api import (
+    DECLINED_DEFAULT,
+    MemoryParseError,
+    Roots,
+    check_id,
+    find_memory_file,
+    front_matter_dict,
+    iso_time,
+    load_memories,
+    now,
+    read_bytes,
+    read_memory_file,
+    read_pending,
+    revoke_proposal,
+)
+from engram.core.errors import NotFoundError, UsageError
+from engram.hosts.doctor import doctor
+from engram.ui.fixes import fix_for
 
 # `archive/<id>.r<N>.md`, or `<id>.r<N>-<k>.md` when revision N was archived more than once
 _REVISION = re.compile(
@@ -37,8 +55,6 @@ def _card(mem: Any, uses: int) -> dict[str, Any]:
 
 
 def _usage(roots: Roots) -> dict[tuple[str, str], int]:
-    from engram.core import api
-
     try:
         rows = api.most_used(roots, 100_000)
     except Exception:  # a broken derived index must not hide the memory files
@@ -48,7 +64,6 @@ def _usage(roots: Roots) -> dict[tuple[str, str], int]:
 
 def list_memories(roots: Roots) -> dict[str, Any]:
     """Every memory of every root (durable and working), plus files that failed to parse."""
-    from engram.core.store.memoryfiles import load_memories
 
     usage = _usage(roots)
     memories: list[dict[str, Any]] = []
@@ -62,8 +77,6 @@ def list_memories(roots: Roots) -> dict[str, Any]:
 
 
 def _root(roots: Roots, scope: str) -> Any:
-    from engram.core.errors import NotFoundError, UsageError
-
     if scope not in ("workspace", "global"):
         raise UsageError(f"scope {scope!r} is not allowed; use workspace or global")
     root = roots.by_scope(scope)
@@ -74,7 +87,6 @@ def _root(roots: Roots, scope: str) -> Any:
 
 def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
     """Archived revisions `archive/<id>.r<N>.md` (and `archive/<id>.md`), oldest first."""
-    from engram.core.store.files import read_bytes
 
     try:
         names = os.listdir(root.archive_dir)
@@ -100,10 +112,6 @@ def _revisions(root: Any, mid: str) -> list[dict[str, Any]]:
 
 def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     """One memory's raw file, parsed front matter, archived revisions and dependants."""
-    from engram.core.errors import NotFoundError
-    from engram.core.memory import MemoryParseError, front_matter_dict
-    from engram.core.safety.scan import check_id
-    from engram.core.store.memoryfiles import find_memory_file, load_memories, read_memory_file
 
     check_id(mid)
     root = _root(roots, scope)
@@ -114,8 +122,6 @@ def memory_detail(roots: Roots, scope: str, mid: str) -> dict[str, Any]:
     try:
         mem, raw = read_memory_file(root, rel)
     except MemoryParseError as exc:  # shown as it is, with the reason it is not loaded
-        from engram.core.store.files import read_bytes
-
         raw = read_bytes(root, path)[:262_144]
         return {"id": mid, "scope": scope, "file": rel, "raw": raw.decode("utf-8", "replace"),
                 "parse_error": str(exc), "front_matter": {}, "card": None, "revisions":
@@ -149,8 +155,6 @@ def _roles(value: str | None) -> list[str] | None:
 
 def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
     """What `engram load` would give for this task (counting nothing), and why."""
-    from engram.core import api
-    from engram.core.errors import UsageError
 
     if not task.strip():
         raise UsageError('empty task: describe the task in words ("fix the login bug")')
@@ -163,7 +167,6 @@ def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
 
 def proposals(roots: Roots) -> dict[str, Any]:
     """Pending proposals as frozen in pending-approvals.json (shown; approving needs the token)."""
-    from engram.core.store.pending import iso_time, now, read_pending
 
     out = []
     for key, entry in read_pending(roots.primary).items():
@@ -228,7 +231,6 @@ def proposals(roots: Roots) -> dict[str, Any]:
 
 def approve(roots: Roots, token: str, approve_: Any) -> dict[str, Any]:
     """Commit through the one commit path the CLI and MCP use (single-use token, recheck)."""
-    from engram.core import api
 
     result = api.commit(roots, _token(token), approve_ if approve_ is not None else "all")
     return {"result": result.envelope(), "text": result.text}
@@ -236,15 +238,12 @@ def approve(roots: Roots, token: str, approve_: Any) -> dict[str, Any]:
 
 def decline(roots: Roots, token: str, reason: str | None) -> dict[str, Any]:
     """Revoke a pending proposal through the core's approvals module."""
-    from engram.core.write.approvals import DECLINED_DEFAULT, revoke_proposal
 
     result = revoke_proposal(roots, _token(token), (reason or "").strip() or DECLINED_DEFAULT)
     return {"result": result.envelope(), "text": result.text}
 
 
 def _token(token: Any) -> str:
-    from engram.core.errors import UsageError
-
     if not isinstance(token, str) or not token.strip():
         raise UsageError("approval token is empty; paste the token the proposal printed")
     return token
@@ -252,8 +251,6 @@ def _token(token: Any) -> str:
 
 def health(start: Path | None, roots: Roots) -> dict[str, Any]:
     """`engram verify` and `engram doctor` findings, as those commands compute them."""
-    from engram.cli.doctor import doctor
-    from engram.core import api
 
     verify = api.verify(roots)
     doc = doctor(start)
@@ -267,7 +264,6 @@ def health(start: Path | None, roots: Roots) -> dict[str, Any]:
 
 def _with_fixes(envelope: dict[str, Any]) -> dict[str, Any]:
     """Each finding with the fix a person would apply, beside its stable code."""
-    from engram.ui.fixes import fix_for
 
     for d in envelope.get("diagnostics") or []:
         d["fix"] = fix_for(str(d.get("code", "")), str(d.get("message", "")), d.get("path"))

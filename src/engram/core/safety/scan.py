@@ -15,6 +15,7 @@ from pathlib import Path
 from engram.core.errors import SafetyError, UsageError
 from engram.core.memory import ID_RE
 from engram.core.safety.injection import Refusal, find_injection
+from engram.core.safety.secrets import secret_spans
 
 __all__ = [
     "Redaction",
@@ -91,7 +92,6 @@ def clean_names(names: list[str], source: str) -> list[str]:
     Names are made from the text before it is screened (headings, the tools a line names,
     file globs); a name cut from a secret (`quetzal77`, one chunk of an AWS key) would keep
     the secret in front matter, the index and the pending file after the body is redacted."""
-    from engram.core.safety.secrets import secret_spans
 
     secrets = [source[s:e].lower() for s, e, _ in secret_spans(source)] if source else []
     out = []
@@ -130,7 +130,6 @@ class Redaction:
 
 def redact(text: str) -> Redaction:
     """Replace secrets and personal data with `[REDACTED:<kind>]`; repeat until stable."""
-    from engram.core.safety.secrets import secret_spans  # lazy: the read path rarely needs it
 
     kinds: list[str] = []
     for _ in range(3):

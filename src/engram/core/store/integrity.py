@@ -11,17 +11,21 @@ from typing import Any
 from engram.core.errors import ContainmentError, UsageError
 from engram.core.memory import MemoryParseError
 from engram.core.results import Diagnostic, Result
+from engram.core.safety.screen import memory_findings
 from engram.core.store.files import (
     MANAGED_DIRS,
+    MEMORY_DIRS,
     atomic_write,
     file_stat,
+    link_findings,
     read_json,
     root_lock,
     scan_files,
 )
+from engram.core.store.journal import recover_interrupted
 from engram.core.store.layout import Root, Roots
 from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
-from engram.core.store.memoryfiles import read_memory_file
+from engram.core.store.memoryfiles import bad_names, read_memory_file
 
 LAST_VERIFY_FILE = "last-verify.json"
 
@@ -50,7 +54,6 @@ def check_root(root: Root) -> dict[str, Any]:
 
 def link_report(root: Root) -> list[dict[str, str]]:
     """Symbolic links in the root (never followed, never loaded), each with its stable code."""
-    from engram.core.store.files import link_findings
 
     return [{"path": f.rel, "code": f.code, "reason": f.message} for f in link_findings(root)]
 
@@ -67,9 +70,6 @@ def content_report(root: Root) -> list[dict[str, str]]:
     Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
     with a stable code, as the read path treats it.
     """
-    from engram.core.safety.screen import memory_findings
-    from engram.core.store.files import MEMORY_DIRS
-    from engram.core.store.memoryfiles import bad_names
 
     out: list[dict[str, str]] = [
         {
@@ -177,7 +177,6 @@ def verify_roots(
     roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
 ) -> Result:
     roots.primary  # noqa: B018 - clear error when no root exists
-    from engram.core.store.journal import recover_interrupted
 
     repaired = recover_interrupted(roots)  # a commit killed half-way is finished first
     accepted: list[str] = []

@@ -22,8 +22,9 @@ from typing import Any
 
 from engram.core.errors import EngramError
 from engram.core.results import Result
+from engram.core.store import files as store
 from engram.core.store.bounded import parse_json
-from engram.core.store.files import locked
+from engram.core.store.files import file_hash, locked, remove_file
 from engram.core.store.layout import (
     ARCHIVE_DIR,
     CACHE_DIR,
@@ -34,6 +35,7 @@ from engram.core.store.layout import (
     Root,
     Roots,
 )
+from engram.core.store.pending import spend_token
 from engram.core.store.userkey import user_signing_key
 
 JOURNAL_FILE = "commit-journal.json"
@@ -89,7 +91,6 @@ def _target(root: Root, rel: str) -> Path:
 
 def current_bytes(root: Root, rel: str) -> bytes | None:
     """The bytes of `rel` now (None if absent), reached without following a link."""
-    from engram.core.store import files as store
 
     try:
         return store.read_bytes(root, _target(root, rel))
@@ -99,7 +100,6 @@ def current_bytes(root: Root, rel: str) -> bytes | None:
 
 def _put(root: Root, rel: str, data: bytes | None) -> None:
     """Write or remove `rel`, reached without following a link (never what one points to)."""
-    from engram.core.store import files as store
 
     path = _target(root, rel)
     if data is None:
@@ -131,7 +131,6 @@ def _root_plan(root: Root, changes: FileChanges) -> dict[str, dict[str, str | No
 
     Everything that could refuse the commit is checked here, before the journal exists.
     """
-    from engram.core.store.files import file_hash
 
     files: dict[str, dict[str, str | None]] = {}
     digests: dict[str, str | None] = {}
@@ -187,8 +186,6 @@ def _journal_mac(key: bytes, doc: dict[str, Any]) -> str:
 
 
 def _write_journal(root: Root, doc: dict[str, Any]) -> None:
-    from engram.core.store import files as store
-
     key = user_signing_key()
     signed = {**doc, "mac": _journal_mac(key, doc)} if key else doc
     store.atomic_write(_journal_path(root), json.dumps(signed, sort_keys=True), root=root)
@@ -199,8 +196,6 @@ class _Unsigned(ValueError):
 
 
 def _remove_journal(root: Root) -> None:
-    from engram.core.store import files as store
-
     store.remove_file(root, _journal_path(root))  # a linked cache/ is refused, not followed
 
 
@@ -243,7 +238,6 @@ def _forward(root: Root, files: dict[str, Any]) -> None:
 
 def _roll_forward(home: Root, doc: dict[str, Any]) -> None:
     """Steps 3 and 4: bring every file to its "after" state, then spend the token."""
-    from engram.core.store.pending import spend_token
 
     parts = _doc_roots(doc)
     for root, files in parts:  # all or nothing: refuse before touching a single file
@@ -366,8 +360,6 @@ def apply_journaled(
 
 
 def _read_journal(root: Root) -> dict[str, Any] | None:
-    from engram.core.store import files as store
-
     try:
         raw = store.read_bytes(root, _journal_path(root))  # never through a link
     except FileNotFoundError:
@@ -470,7 +462,6 @@ def _stale_temps(root: Root) -> list[Path]:
 
 def _sweep_temps(root: Root) -> None:
     """Remove what a killed write left behind. Call under the root's lock."""
-    from engram.core.store.files import remove_file
 
     for path in _stale_temps(root):
         with contextlib.suppress(OSError):

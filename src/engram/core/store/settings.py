@@ -8,7 +8,7 @@ from typing import Any
 
 from engram.core.errors import UsageError
 from engram.core.results import Result
-from engram.core.store.config import KEYS, load_config, set_config_value
+from engram.core.store.config import KEYS, load_config, set_config_value, unknown_key
 from engram.core.store.layout import Roots
 
 RELOAD_NOTE = "Reload memory (engram_load / engram load) so the change takes effect."
@@ -29,8 +29,6 @@ def get_setting(roots: Roots, key: str | None) -> Result:
 
 def set_setting(roots: Roots, key: str, value: Any, *, user: bool = False) -> Result:
     if key not in KEYS:
-        from engram.core.store.config import unknown_key
-
         raise unknown_key(key)
     if key == "global_path" and isinstance(value, str) and value.strip():
         # Stored absolute: a relative path would mean another folder from every directory.

@@ -10,7 +10,9 @@ from engram.core.errors import EngramError, UsageError
 from engram.core.memory import Memory, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.store.bounded import parse_json, read_plain
+from engram.core.store.examples import EXAMPLES
 from engram.core.store.files import atomic_write, read_bytes, root_lock
+from engram.core.store.index import open_index
 from engram.core.store.layout import (
     CACHE_DIR,
     PENDING_FILE,
@@ -46,8 +48,6 @@ def _set_global_path(path: Path) -> Path:
 
 
 def _write_examples(root: Root) -> list[str]:
-    from engram.core.store.examples import EXAMPLES
-
     written = []
     today = today_iso()
     for mtype, mid, title, tags, triggers, deps, bullets, variants in EXAMPLES:
@@ -95,7 +95,6 @@ def init_workspace(
             manifest.update({r: current[r] for r in adopted})
             write_manifest(root, manifest)
     roots = resolve_roots(project)
-    from engram.core.store.index import open_index
 
     idx = open_index(roots)
     if not existed:

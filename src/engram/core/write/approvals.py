@@ -19,10 +19,15 @@ import re
 import secrets
 from typing import Any
 
-from engram.core.errors import ApprovalError, UsageError
-from engram.core.memory import Memory, normalise_type
+from engram.core.errors import ApprovalError, SafetyError, UsageError
+from engram.core.memory import Memory, MemoryParseError, normalise_type
 from engram.core.results import Result
+from engram.core.safety.scan import find_injection, redact, scan_text, substance_problem
+from engram.core.safety.screen import memory_findings
+from engram.core.store.config import SLUG_RE, load_config, screen_roles
+from engram.core.store.files import file_hash, root_lock
 from engram.core.store.layout import TYPE_DIRS, Root, Roots
+from engram.core.store.memoryfiles import find_memory_file, load_memories, read_memory_file
 from engram.core.store.pending import (
     MAX_WAITING,
     expiry,
@@ -35,14 +40,17 @@ from engram.core.store.pending import (
     user_mac,
     write_pending,
 )
+from engram.core.store.roots import global_root_path
 from engram.core.write.candidates import (
     Candidate,
+    content_of,
     make_candidate,
     parse_candidates,
     slugify,
     title_of,
     unique_id,
 )
+from engram.core.write.verdicts import find_cycle, judge, other_scope_related, sort_existing
 
 TOKEN_TTL_S = 30 * 60
 TOKEN_PREFIX = "eng1"
@@ -60,8 +68,6 @@ DIFF_LINES = 14  # lines of unified diff shown for a replaced memory
 def resolve_scopes(roots: Roots, scope: str | None) -> list[str]:
     """Target scopes: the per-call `scope`, else config `save_target`; each root must exist."""
     if scope is None:
-        from engram.core.store.config import load_config
-
         target = str(load_config(roots).get("save_target"))
     else:
         target = str(scope).strip().lower()
@@ -88,8 +94,6 @@ def _missing_global_root() -> None:
     """A global root that is configured but absent gets its own message (not 'none')."""
     import os
 
-    from engram.core.store.roots import global_root_path
-
     path = global_root_path()
     if path is None:
         return
@@ -101,8 +105,6 @@ def _missing_global_root() -> None:
 
 
 def parse_roles(role: str | list[str] | None) -> list[str]:
-    from engram.core.store.config import SLUG_RE, screen_roles
-
     if role is None:
         return []
     items = role.split(",") if isinstance(role, str) else list(role)
@@ -117,8 +119,6 @@ def parse_roles(role: str | list[str] | None) -> list[str]:
 
 
 def durable_memories(root: Root) -> list[Memory]:
-    from engram.core.store.memoryfiles import load_memories
-
     mems, _errors = load_memories(root, tuple(TYPE_DIRS.values()))
     return mems
 
@@ -154,8 +154,6 @@ def scan_candidates(cands: list[Candidate]) -> Screened:
     nothing but a secret or markup is left of its TEXT. The others are renumbered from 1
     and go forward; if none is left, the refusals are raised together (nothing is written).
     """
-    from engram.core.errors import SafetyError
-    from engram.core.safety.scan import redact, scan_text, substance_problem
 
     out = Screened()
     kept: list[Candidate] = []
@@ -217,7 +215,6 @@ def judge_all(
     `strict` turns an UPDATE of a missing id, a type mismatch or a DEPENDS_ON cycle
     into errors (proposal time); the commit passes False and defers instead.
     """
-    from engram.core.write.verdicts import find_cycle, judge, other_scope_related, sort_existing
 
     target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
     existing = sort_existing([m for r in target_roots for m in durable_memories(r)])
@@ -310,9 +307,6 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
     The hash is frozen in the proposal (and covered by its MAC), so the commit can refuse
     to replace a file that a person or a `git pull` changed after the human approved.
     """
-    from engram.core.memory import MemoryParseError
-    from engram.core.store.files import file_hash
-    from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 
     out: list[dict[str, Any]] = []
     for root in roots:
@@ -339,8 +333,6 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
 def _shown_diff(mem: Memory, new_text: str, label: str) -> list[str]:
     """The diff as the agent may see it: the replaced file is hand-written, so the read
     path's checks apply (a withheld memory's text is not shown, secrets are redacted)."""
-    from engram.core.safety.scan import redact
-    from engram.core.safety.screen import memory_findings
 
     found = memory_findings(mem)
     if found.unsafe:
@@ -355,8 +347,6 @@ def _shown_diff(mem: Memory, new_text: str, label: str) -> list[str]:
 def memory_diff(old_content: str, new_text: str, label: str) -> list[str]:
     """A short unified diff of a memory's content bullets and the text replacing them."""
     import difflib
-
-    from engram.core.write.candidates import content_of
 
     lines = list(
         difflib.unified_diff(
@@ -415,7 +405,6 @@ def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
     expires_at = int(now()) + TOKEN_TTL_S
     token = new_token(root, expires_at)
     payload = {**payload, "expires_at": expires_at}
-    from engram.core.store.files import root_lock
 
     with root_lock(root):
         entries = read_pending(root)
@@ -538,7 +527,6 @@ def take_proposal(
 
 def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) -> Result:
     """Decline a pending proposal: its token then fails with `reason` until it expires."""
-    from engram.core.store.files import root_lock
 
     token = (token or "").strip()
     check_token_shape(roots, token)
@@ -601,14 +589,12 @@ def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
     decline is the one `revoke_proposal` makes: a later commit with that token fails
     with `reason`.
     """
-    from engram.core.safety.scan import find_injection, redact
 
     if reason and find_injection(reason) is not None:  # it is shown to the agent later
         raise UsageError(
             "the decline reason reads like an instruction to the agent; say why in plain words"
         )
     reason = redact(reason).text if reason else reason
-    from engram.core.store.files import root_lock
 
     root = roots.primary
     which = (which or "").strip()

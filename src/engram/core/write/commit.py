@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.core.errors import EngramError, NotFoundError, UsageError
-from engram.core.memory import Memory, render_memory, today_iso
+from engram.core.memory import Memory, MemoryParseError, render_memory, today_iso
 from engram.core.results import Result
-from engram.core.store.files import locked
+from engram.core.safety.scan import check_id, find_injection, redact, scan_text
+from engram.core.store.files import file_hash, locked
 from engram.core.store.journal import (
     Recovery,
     apply_journaled,
@@ -53,13 +54,18 @@ from engram.core.store.layout import (
     Root,
     Roots,
 )
+from engram.core.store.memoryfiles import read_memory_file
+from engram.core.store.pending import token_hash
 from engram.core.write.approvals import (
+    durable_memories,
     judge_all,
+    memory_diff,
     prepare_candidates,
     redaction_notes,
     take_proposal,
 )
-from engram.core.write.candidates import Candidate, content_of, parse_candidates
+from engram.core.write.candidates import STOPWORDS, Candidate, content_of, parse_candidates, words
+from engram.core.write.verdicts import find_cycle
 
 # ---------------------------------------------------------------- journal (crash safety)
 
@@ -86,8 +92,6 @@ def rule_variants(text: str) -> dict[str, str]:
 
 
 def _tags(text: str) -> list[str]:
-    from engram.core.write.candidates import STOPWORDS, words
-
     text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not a topic
     out: list[str] = []
     for w in words(text):
@@ -175,9 +179,6 @@ def _defer(out: Outcome, e: dict[str, Any], reason: str, guidance_id: str | None
 
 
 def _read(root: Root, rel: str) -> Memory | None:
-    from engram.core.memory import MemoryParseError
-    from engram.core.store.memoryfiles import read_memory_file
-
     try:
         mem, _ = read_memory_file(root, rel)
     except (MemoryParseError, OSError):
@@ -219,7 +220,6 @@ def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
 
     Returns (reason to refuse or "", kinds redacted); secrets are redacted in place.
     """
-    from engram.core.safety.scan import check_id, find_injection, redact
 
     if e.get("type") not in TYPE_DIRS:
         return f"type {e.get('type')!r} is not rule, skill or knowledge", []
@@ -249,7 +249,6 @@ def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
 
 def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
     """Why an UPDATE/SUPERSEDE target no longer is the file the human approved replacing."""
-    from engram.core.store.files import file_hash
 
     if "replaces" not in e:  # proposed before targets were frozen
         return ""
@@ -385,7 +384,6 @@ def _plan(
                 changed = True
 
     # Cycles through existing memories (which may have changed since the proposal).
-    from engram.core.write.verdicts import find_cycle
 
     edges: dict[str, list[str]] = {}
     for r in reversed(roots.all):
@@ -420,8 +418,6 @@ def _possible_duplicate(e: dict[str, Any]) -> bool:
 
 
 def _durables(root: Root) -> list[Memory]:
-    from engram.core.write.approvals import durable_memories
-
     return durable_memories(root)
 
 
@@ -445,8 +441,6 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
         return
     rel_old = _durable_rel(root, v["target"]) if v["target"] else None
     if v["kind"] == "UPDATE" and rel_old:
-        from engram.core.write.approvals import memory_diff
-
         old = _read(root, rel_old)
         raw = current_bytes(root, rel_old)
         if old is None or raw is None:
@@ -473,8 +467,6 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
     verdict = "ADD"
     extra: dict[str, Any] = {}
     if v["kind"] == "SUPERSEDE" and rel_old:
-        from engram.core.write.approvals import memory_diff
-
         old = _read(root, rel_old)
         if old is not None:
             extra["diff"] = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
@@ -649,7 +641,6 @@ def commit_proposal(
     Possible duplicates are deferred; only `commit_keeping` (a person at the terminal)
     passes `_keep`.
     """
-    from engram.core.store.pending import token_hash
 
     state: dict[str, Any] = {"keep": frozenset()}
 
@@ -776,7 +767,6 @@ def force_save(
 
 def archive_memory(roots: Roots, mid: str, reason: str) -> Result:
     """Move a durable memory to archive/ with its reason; never deletes anything."""
-    from engram.core.safety.scan import check_id, scan_text
 
     check_id(mid, "memory id")
     if not isinstance(reason, str) or not reason.strip():

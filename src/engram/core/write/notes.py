@@ -14,8 +14,12 @@ import re
 from typing import Any
 
 from engram.core.errors import NotFoundError, UsageError
+from engram.core.memory import MemoryParseError
 from engram.core.results import Result
+from engram.core.safety.scan import check_id, scan_text
+from engram.core.store.config import load_config
 from engram.core.store.layout import WORKING_DIR, Roots
+from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 from engram.core.write.approvals import propose_candidates, resolve_scopes
 from engram.core.write.candidates import make_candidate
 
@@ -32,8 +36,6 @@ def create_note_proposal(
     roots: Roots, text: str, objective: str, *, mtype: str = "knowledge", scope: str | None = None
 ) -> Result:
     """Propose one working note; its commit returns {id, file, valid_until}."""
-    from engram.core.safety.scan import scan_text
-    from engram.core.store.config import load_config
 
     if not isinstance(objective, str) or not objective.strip():
         raise UsageError('a note needs an objective: --objective "what the task is"')
@@ -69,9 +71,6 @@ def create_note_proposal(
 
 def find_note(roots: Roots, mid: str) -> tuple[Any, Any]:
     """(root, Memory) of the working note `mid`; workspace first."""
-    from engram.core.memory import MemoryParseError
-    from engram.core.safety.scan import check_id
-    from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 
     check_id(mid, "note id")
     for root in roots.all:
