@@ -25,7 +25,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 CORE_FLOORS = [
     {"engram", "engram.core", "engram.core.memory", "engram.core.errors", "engram.core.results"},
-    {"engram.core.text", "engram.core.safety"},
+    {"engram.core.text", "engram.core.words", "engram.core.safety"},
     {"engram.core.store"},
     {"engram.core.read", "engram.core.write"},
     {"engram.core.api"},

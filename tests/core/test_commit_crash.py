@@ -920,7 +920,7 @@ def test_an_update_keeps_the_old_revision_recoverable(seeded: Path) -> None:
 def test_force_never_replaces_a_memory_that_is_not_certainly_the_same_fact(
     seeded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engram.core.write import verdicts
+    from engram.core.write import approvals, verdicts
 
     real = verdicts.judge
 
@@ -931,7 +931,7 @@ def test_force_never_replaces_a_memory_that_is_not_certainly_the_same_fact(
             j.certain = False
         return j
 
-    monkeypatch.setattr(verdicts, "judge", unsure)
+    monkeypatch.setattr(approvals, "judge", unsure)  # the name the proposal judges with
     before = target_text(seeded)
     out = api.save_session_force(
         resolve_roots(seeded), "TYPE: knowledge | TEXT: Invoice retries give up after an hour."

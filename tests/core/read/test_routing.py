@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from engram.core import api
-from engram.core.read.routing import classify_task, query_terms, stem, synonym_expansions, tokenize
+from engram.core.read.routing import classify_task, query_terms, synonym_expansions
 from engram.core.store.roots import resolve_roots
+from engram.core.words import stem, tokenize
 from tests.conftest import ws_root
 
 ENGRAM = shutil.which("engram") or str(Path(sys.executable).with_name("engram"))

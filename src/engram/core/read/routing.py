@@ -4,85 +4,30 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 import sqlite3
 from functools import lru_cache
 
 from engram.core.store.files import IgnoreRules
 from engram.core.store.index import Index, split_list
-
-WORD_RE = re.compile(r"[a-z0-9]+")
-
-STOPWORDS = frozenset(
-    """
-    a able about above across actually after again against all already also am an and any anyone
-    anything are as asap ask asked at be because been before being below best better between bit
-    both but by came can can't cant come comes correct correctly could did difference do does
-    doing don't dont down during each entire etc ever every everyone everything few first for
-    from further gave get give gives go goes going gonna good got had happen happened happens
-    has have having he her here hers hey hi him his how hows i i'm if im in instead into is isn
-    it its itself ive just keep keeps kept kind last later less let let's lets lot lots many may
-    me might more most much must my need needs new next no nor not now of off ok okay on once
-    one only or other our ours out over own people per please properly put puts putting quickly
-    really right said same say says seem seems shall she should so some somebody someone
-    something soon sort still stuff such sure take takes tell than thank thanks that the their
-    them then there these they thing things this those through to today tomorrow tonight too
-    took tried try trying two under until up urgent versus very via vs wait waiting want wants
-    was way we we're went were what whats when where wheres which while who whole whom why will
-    with within without won't worked works would yesterday yet you your yours
-    awesome cheers cool great lgtm looked looking looks nice perfect sounds thx ty
-    """.split()
+from engram.core.words import (
+    GENERIC_WORDS,
+    RELATED_PHRASES,
+    RELATED_WORDS,
+    STOPWORDS,
+    match_phrase,
+    stem,
+    tokenize,
+    word_stems,
 )
-# Words about Engram or about work in general: they never admit a memory on their own.
-GENERIC = frozenset(
-    """
-    add added adding agent agents app application bug bugs change changed changes changing check
-    code codebase context do doc done engram file files find fix fixed fixes fixing help info
-    information know knowledge like load loading look made make memories memory note notes
-    problem problems project projects recall remember repo repository rule rules save see show
-    skill skills stuff system task tasks tell thing update updated updating use used using work
-    workflow workflows working write writing
-    """.split()
-)
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "db": ("database",), "database": ("db",), "databases": ("db",),
-    "auth": ("authentication", "authorization", "login"), "login": ("auth", "signin"),
-    "authentication": ("auth",), "signin": ("login",), "k8s": ("kubernetes",), "kubernetes": ("k8s",),
-    "deploy": ("deployment",), "deployment": ("deploy",), "pr": ("pull",), "docs": ("documentation",),
-    "documentation": ("docs",), "config": ("configuration",), "configuration": ("config",),
-    "env": ("environment",), "environment": ("env",), "perf": ("performance",),
-    "performance": ("perf", "latency"), "i18n": ("translation", "localization"),
-    "translation": ("i18n",), "translations": ("i18n",), "localization": ("i18n",), "l10n": ("i18n",),
-    "ui": ("frontend",), "frontend": ("ui",), "js": ("javascript",), "ts": ("typescript",),
-    "deps": ("dependencies",), "dependency": ("deps",), "dependencies": ("deps",),
-    "credential": ("secret",), "credentials": ("secret",), "secret": ("credentials",),
-    "secrets": ("credentials",), "password": ("secret", "credentials"), "passwords": ("secret",),
-    "endpoint": ("api",), "endpoints": ("api",), "changelog": ("release",), "ship": ("release",),
-    "shipping": ("release",), "crash": ("error",), "logs": ("logging",),
-    "logging": ("logs",), "metrics": ("monitoring",), "monitoring": ("metrics",),
-    "pipeline": ("ci",), "ci": ("pipeline",), "flaky": ("retry",), "schema": ("migration",),
-    "migrations": ("schema",), "payment": ("billing",), "billing": ("payment",),
-    "invoice": ("billing",), "invoices": ("billing",), "cache": ("caching",), "caching": ("cache",),
-    "rollback": ("revert",), "revert": ("rollback",), "slow": ("performance", "latency"),
-    "latency": ("performance",), "translate": ("i18n", "translation"), "locale": ("i18n",),
-    "a11y": ("accessibility",), "accessibility": ("a11y",), "permission": ("access", "role"),
-    "permissions": ("access", "role"), "rerun": ("backfill",), "reprocess": ("backfill",),
-    "subgraph": ("graphql",), "outage": ("incident",), "incident": ("outage",),
-    "vulnerability": ("security", "cve"), "cve": ("security", "vulnerability"),
-    "upgrade": ("update", "bump"), "bump": ("upgrade",), "typo": ("spelling",),
-    "certificate": ("signing",), "cert": ("certificate",), "signing": ("certificate",),
-}  # fmt: skip
-# Two-word phrases developers use for one idea: (phrase stems) -> words memories use for it.
-PHRASE_SYNONYMS: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("screen", "reader"): ("accessibility", "a11y", "voiceover", "talkback"),
-    ("api", "key"): ("secret", "credentials"),
-    ("access", "token"): ("secret", "credentials"),
-    ("feature", "flag"): ("toggle",),
-    ("pull", "request"): ("review",),
-    ("code", "review"): ("review",),
-    ("on", "call"): ("oncall", "incident"),
-    ("dark", "mode"): ("theme",),
-}
+
+GENERIC = GENERIC_WORDS
+
+
+@lru_cache(maxsize=1)
+def _phrase_stems() -> dict[tuple[str, ...], tuple[str, ...]]:
+    return {tuple(stem(w) for w in k): v for k, v in RELATED_PHRASES.items()}
+
+
 TASK_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
     ("release", frozenset(["release", "releases", "releasing", "ship", "publish", "version", "versions", "tag", "changelog", "bump"])),
     ("bugfix", frozenset(["fix", "fixes", "fixing", "bug", "bugs", "broken", "crash", "crashes", "error", "errors", "fail", "failing", "fails", "failure", "regression", "exception", "issue"])),
@@ -110,31 +55,6 @@ MAX_SCORED = 150  # candidates scored in full; the rest cannot reach a pack of a
 RARE_DF = 0.05  # a term in at most this share of memories is specific enough to name a memory
 SIGNAL_WEIGHT = 0.5  # a word of a touched path or the branch counts half a word of the task
 UNKNOWN_WEIGHT = 0.5  # a task word no memory has weighs half the rarest word (typos happen)
-
-
-@lru_cache(maxsize=16384)
-def stem(word: str) -> str:
-    """A tiny suffix stripper for comparing tags/triggers with query words (FTS5 uses Porter)."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
-
-@lru_cache(maxsize=32768)
-def word_stems(text: str) -> frozenset[str]:
-    """Stems of a title or tag (cached: the same strings come back on every load)."""
-    return frozenset(stem(w) for w in tokenize(text))
-
-
-_CONTRACTION_RE = re.compile(r"(?<=[a-z])(?:n't|'s|'re|'ll|'ve|'d|'m)\b")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercase words; contractions lose their tail ("where's" → "where", "don't" → "do")."""
-    text = text.lower().replace("\u2019", "'").replace("can't", "can").replace("won't", "will")
-    return WORD_RE.findall(_CONTRACTION_RE.sub("", text).replace("'", ""))
 
 
 def query_terms(query: str) -> list[str]:
@@ -165,7 +85,7 @@ def trigger_matches(index: Index, query: str) -> set[int]:
     if not words:
         return set()
     stems = {stem(w) for w in tokenize(query)}
-    match = "triggers : (" + " OR ".join(f'"{w}"' for w in words[:40]) + ")"
+    match = "triggers : (" + " OR ".join(match_phrase(w) for w in words[:40]) + ")"
     hits: set[int] = set()
     try:
         rows = index.conn.execute(
@@ -187,13 +107,13 @@ def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
     """(synonym, the query term it stands in for): single words, then two-word phrases."""
     out: list[tuple[str, str]] = []
     for t in terms:
-        for syn in SYNONYMS.get(t, ()):
+        for syn in RELATED_WORDS.get(t, ()):
             if syn not in terms and syn not in GENERIC:
                 out.append((syn, t))
     words = tokenize(query)
     stems = [stem(w) for w in words]
     for i in range(len(stems) - 1):
-        for syn in PHRASE_SYNONYMS.get((stems[i], stems[i + 1]), ()):
+        for syn in _phrase_stems().get((stems[i], stems[i + 1]), ()):
             base = next((w for w in (words[i + 1], words[i]) if w in terms), None)
             if base and syn not in terms and (syn, base) not in out:
                 out.append((syn, base))
@@ -365,7 +285,7 @@ def rank(
     if not admitted and (weak_admits or strong_terms == 0):
         # Only common words: admit memories that name them in title, tags or triggers.
         for term in terms:
-            q = '{title tags triggers} : "' + term + '"'
+            q = "{title tags triggers} : " + match_phrase(term)
             try:
                 for (rowid,) in index.conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (q,)):
                     field_hits.add(rowid)

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from engram.core.read.worktree import changed_files
 from engram.core.store.layout import WORKSPACE_SUBDIR
+from engram.core.words import match_phrase
 
 MAX_PATHS = 50  # touched files considered (a huge diff says little about any one memory)
 _SPLIT_RE = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
@@ -295,7 +296,7 @@ def path_matches(conn: sqlite3.Connection, paths: list[str]) -> tuple[set[int], 
     for p in paths:
         tail = [w for w in _SPLIT_RE.split("/".join(p.split("/")[-2:])) if w]
         if len(tail) >= 2:  # a bare file name ("README") names too many memories
-            phrases.append('"' + " ".join(tail).replace('"', "") + '"')
+            phrases.append(match_phrase(" ".join(tail)))
     if phrases:
         try:
             for (rowid,) in conn.execute(

@@ -32,11 +32,12 @@ from engram.core.store.files import (
 )
 from engram.core.store.layout import Root, Roots
 from engram.core.store.memoryfiles import read_memory_file
+from engram.core.words import index_terms, match_phrase
 
 if TYPE_CHECKING:
     from engram.core.store.watch import FolderWatch
 
-SCHEMA_VERSION = "6"  # 6: flags cover every shown field and secrets
+SCHEMA_VERSION = "7"  # 7: the text columns hold words.stem stems (one stemmer for both sides)
 FULL_SCAN_INTERVAL_S = 1.0
 WATCHED_FULL_SCAN_S = 60.0  # with kernel change notification, a safety-net full comparison
 # Under this many files a full stat comparison costs a few ms, so it runs on every call.
@@ -60,7 +61,7 @@ CREATE TABLE IF NOT EXISTS memories(
   UNIQUE(scope, rel));
 CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-  title, tags, triggers, body, tokenize = 'porter unicode61 remove_diacritics 2');
+  title, tags, triggers, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS usage(
   scope TEXT NOT NULL, id TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 0, last_used TEXT,
   PRIMARY KEY(scope, id));
@@ -108,7 +109,7 @@ def fts_body(mem: Memory) -> str:
 
 
 def _phrase(term: str) -> str:
-    return '"' + term.replace('"', "") + '"'
+    return match_phrase(term)
 
 
 STATS_KEY = "file_stats"
@@ -435,7 +436,13 @@ class Index:
         )  # fmt: skip
         self.conn.execute(
             "INSERT INTO fts(rowid, title, tags, triggers, body) VALUES (?,?,?,?,?)",
-            (cur.lastrowid, mem.title, " ".join(mem.tags), " | ".join(mem.triggers), fts_body(mem)),
+            (
+                cur.lastrowid,
+                index_terms(mem.title),
+                index_terms(" ".join(mem.tags)),
+                " | ".join(index_terms(t) for t in mem.triggers),
+                index_terms(fts_body(mem)),
+            ),
         )
 
     @staticmethod

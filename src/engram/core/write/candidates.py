@@ -29,16 +29,6 @@ _FIELD_SPLIT = re.compile(r"\|\s*([A-Za-z][A-Za-z_ -]*?)\s*:")
 _LEAD = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-STOPWORDS = frozenset(
-    """a an the and or but if then else when while of to in on at by for with from into onto
-    over under about as is are was were be been being it its this that these those there here
-    we you they he she i me my our your their them us do does did done has have had having
-    can could should would will shall may might must not no never always all any each every
-    some such so than too very just also only own same both few more most other again once
-    before after above below up down out off further what which who whom whose why how where
-    use uses using used make makes made get gets got set sets run runs via per""".split()
-)
-
 # Words an id can do without (an id keeps verbs and polarity: always-run-tests-before-release).
 SLUG_STOPWORDS = frozenset(
     """a an the and or of to in on at by for with from into onto is are was were be been

@@ -56,6 +56,7 @@ from engram.core.store.layout import (
 )
 from engram.core.store.memoryfiles import read_memory_file
 from engram.core.store.pending import token_hash
+from engram.core.words import ALL_FUNCTION_WORDS, tokenize
 from engram.core.write.approvals import (
     durable_memories,
     judge_all,
@@ -64,7 +65,7 @@ from engram.core.write.approvals import (
     redaction_notes,
     take_proposal,
 )
-from engram.core.write.candidates import STOPWORDS, Candidate, content_of, parse_candidates, words
+from engram.core.write.candidates import Candidate, content_of, parse_candidates
 from engram.core.write.verdicts import find_cycle
 
 # ---------------------------------------------------------------- journal (crash safety)
@@ -94,9 +95,8 @@ def rule_variants(text: str) -> dict[str, str]:
 def _tags(text: str) -> list[str]:
     text = re.sub(r"\[REDACTED:[^\]]*\]", " ", text)  # a redaction is not a topic
     out: list[str] = []
-    for w in words(text):
-        w = w.replace("'", "")
-        if len(w) >= 3 and w not in STOPWORDS and not w.isdigit() and w not in out:
+    for w in tokenize(text):
+        if len(w) >= 3 and w not in ALL_FUNCTION_WORDS and not w.isdigit() and w not in out:
             out.append(w)
         if len(out) == 4:
             break

@@ -24,7 +24,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import NamedTuple
 
-from engram.core.write.candidates import STOPWORDS as _EN_STOPWORDS
+from engram.core.words import ALL_FUNCTION_WORDS, FUNCTION_WORDS, SAME_WORDS, stem
 
 # Kinds of unit. Values change while the subject stays; names pick the subject.
 VALUE_KINDS = frozenset({"number", "version", "address", "time"})
@@ -33,24 +33,13 @@ NAME_KINDS = frozenset(
     {"code", "url", "email", "quoted", "path", "dotted", "ident", "flag", "name", "env"}
 )
 
-# Function words of the languages developers write memories in (English comes from
-# candidates.STOPWORDS, minus the verbs that carry a rule's meaning).
-_FOREIGN_STOPWORDS = """
-el la los las un una unos unas de del al y o en con por para que se es son su sus lo
-como más pero sin sobre entre este esta estos estas ese esa muy ya también cada todo todos
-le les des du et ou dans avec pour par que qui sur est sont au aux ce cette ces son sa ses
-une il elle nous vous leur leurs être plus tout tous toute toutes chaque afin ne
-der die das den dem des ein eine einer eines einem einen und oder in im mit für von zu
-zum zur auf ist sind bei aus um an am als auch wie wird werden jede jeder jedes alle
-o a os as um uma uns umas do da dos das no na nos nas em com por para que é são seu sua
-""".split()
 # Words of direction and order say what a rule means ("before" vs "after" the deploy,
 # scale "up" vs "down"): they are kept.
 _KEPT = frozenset(
     """run runs set sets make makes get gets before after above below up down over under
     off out more most fewer less least first last only until since""".split()
 )
-STOPWORDS = (_EN_STOPWORDS - _KEPT) | frozenset(_FOREIGN_STOPWORDS)
+STOPWORDS = ALL_FUNCTION_WORDS - _KEPT
 
 NEGATIONS = frozenset(
     """not no never don't dont doesn't doesnt isn't isnt aren't arent shouldn't shouldnt
@@ -190,54 +179,6 @@ UNIT_WORDS = {
     "minutes": "minute", "h": "hour", "hr": "hour", "hrs": "hour", "hours": "hour",
     "d": "day", "days": "day", "weeks": "week", "months": "month",
 }  # fmt: skip
-# Developer synonyms: each word maps to one canonical stem (applied after stemming).
-_SYNONYM_GROUPS = (
-    ("full", "whole", "entire", "complete"),
-    ("pr", "mr"),
-    ("repo", "repository", "repositories"),
-    ("db", "database"),
-    ("config", "configuration", "configure", "settings"),
-    ("env", "environment"),
-    ("doc", "docs", "documentation"),
-    ("dep", "deps", "dependency", "dependencies"),
-    ("k8s", "kubernetes"),
-    ("auth", "authentication", "login", "signin"),
-    ("start", "begin", "launch"),
-    ("run", "execute", "invoke"),
-    ("remove", "delete", "erase"),
-    ("big", "large", "huge"),
-    ("small", "tiny", "little"),
-    ("fast", "quick", "rapid"),
-    ("error", "failure"),
-    ("check", "verify", "validate"),
-    ("create", "open"),
-    ("fetch", "download"),
-    ("lint", "linter", "linting"),
-    ("test", "tests", "testing"),
-    ("js", "javascript"),
-    ("ts", "typescript"),
-    ("dir", "directory", "folder"),
-    ("app", "application"),
-    ("secret", "credential", "credentials"),
-    ("func", "function"),
-    ("arg", "argument"),
-    ("param", "parameter"),
-    ("var", "variable"),
-    ("prod", "production"),
-    ("dev", "development"),
-    ("deploy", "deployment"),
-    ("hash", "sha", "digest"),
-    ("image", "img"),
-    ("alt", "alternative"),
-    ("attribute", "attr"),
-    ("pii", "personal"),
-    ("log", "logs", "logging"),
-    ("below", "under", "less", "fewer"),
-    ("above", "over", "more"),
-    ("day", "daily"),
-    ("week", "weekly"),
-    ("month", "monthly"),
-)
 # Two words that stand for one (the second may be a function word).
 PHRASES = {
     ("pull", "request"): "pr",
@@ -318,35 +259,18 @@ class Profile(NamedTuple):
     plainly_negated: bool = False  # negated by a word that only negates (not, never, no …)
 
 
-@lru_cache(maxsize=8)
-def _stemmer(language: str = "english"):  # type: ignore[no-untyped-def]
-    import snowballstemmer
-
-    return snowballstemmer.stemmer(language)
-
-
-@lru_cache(maxsize=32768)
-def stem(word: str, language: str = "english") -> str:
-    """The Snowball stem of a lowercase word (Porter 2 for English)."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if language == "english" and not word.isascii():
-        return word
-    return _stemmer(language).stemWord(word)
-
-
 def text_language(words: list[str]) -> str:
     """The language whose function words a text uses most; English unless another clearly wins."""
     counts = {lang: sum(w in hints for w in words) for lang, hints in _LANGUAGE_HINTS.items()}
     lang, best = max(counts.items(), key=lambda kv: kv[1])
-    english = sum(w in _EN_STOPWORDS for w in words)
+    english = sum(w in FUNCTION_WORDS["english"] for w in words)
     return lang if best >= 2 and best > english else "english"
 
 
 @lru_cache(maxsize=1)
 def _synonyms() -> dict[str, str]:
     out: dict[str, str] = {}
-    for group in _SYNONYM_GROUPS:
+    for group in SAME_WORDS:
         canon = stem(group[0])
         for w in group:
             out[w] = canon
