@@ -110,11 +110,11 @@ def cold_loads(
 
 def warm_loads(roots: Any, tasks: list[str], runs: int) -> list[float]:
     for task in tasks:  # open the index and warm every code path once
-        api.load(roots, task, count_usage=False)
+        api.load(roots, api.LoadRequest(query=task, count_usage=False))
     out = []
     for i in range(runs):
         start = time.perf_counter()
-        api.load(roots, tasks[i % len(tasks)], count_usage=False)
+        api.load(roots, api.LoadRequest(query=tasks[i % len(tasks)], count_usage=False))
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -145,7 +145,7 @@ def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[flo
     ]
     files = visible[: runs * 3 : 3]
     times, fresh = [], []
-    api.load(roots, "warm up the index", count_usage=False)
+    api.load(roots, api.LoadRequest(query="warm up the index", count_usage=False))
     for n, path in enumerate(files[:runs]):
         marker = f"zephyrmark{size}x{n}"
         text = path.read_text(encoding="utf-8").rstrip("\n")
@@ -153,7 +153,7 @@ def refreshes(roots: Any, project: Path, runs: int, size: int) -> tuple[list[flo
             fh.write(text + f"\n- Edited by hand: the {marker} check replaced the old one.\n")
         time.sleep(pause)
         start = time.perf_counter()
-        res = api.load(roots, f"{marker} check", count_usage=False)
+        res = api.load(roots, api.LoadRequest(query=f"{marker} check", count_usage=False))
         times.append((time.perf_counter() - start) * 1000)
         fresh.append(path.stem in res.data.get("selected_keys", []))
     return times, fresh
@@ -168,12 +168,12 @@ def immediate_edit_seen(roots: Any, project: Path, size: int) -> bool:
     path = next(
         p for p in sorted((root / "knowledge").glob("*.md")) if "\nrole:" not in p.read_text()
     )
-    api.load(roots, "warm up the index", count_usage=False)
+    api.load(roots, api.LoadRequest(query="warm up the index", count_usage=False))
     marker = f"quokkamark{size}"
     text = path.read_text(encoding="utf-8").rstrip("\n")
     with path.open("w", encoding="utf-8") as fh:
         fh.write(text + f"\n- Edited by hand: the {marker} check replaced the old one.\n")
-    res = api.load(roots, f"{marker} check", count_usage=False)
+    res = api.load(roots, api.LoadRequest(query=f"{marker} check", count_usage=False))
     return path.stem in res.data.get("selected_keys", [])
 
 

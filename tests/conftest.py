@@ -76,3 +76,23 @@ def write_memory() -> MemoryWriter:
 
 def ws_root(project: Path) -> Path:
     return project / ".agents" / ".engram"
+
+
+# Subprocess-heavy end-to-end tests: the real host programs, the README's two commands, a
+# real browser, the MCP Inspector and the official SDK clients. `pytest -m "not e2e"` is the
+# quick edit–test loop; CI runs everything.
+E2E_FILES = frozenset(
+    {
+        "test_real_hosts.py",
+        "test_readme.py",
+        "test_browser.py",
+        "test_inspector.py",
+        "test_sdk_clients.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    for item in items:
+        if item.path.name in E2E_FILES:
+            item.add_marker(pytest.mark.e2e)

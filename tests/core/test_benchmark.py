@@ -312,5 +312,5 @@ def test_generated_workspaces_are_deterministic_varied_and_loadable(tmp_path: Pa
     sub_dirs = {f.parts[2] for f in files_a}
     assert sub_dirs == {"rules", "skills", "knowledge", "working", "archive"}
     assert len(read_manifest(roots.primary)) == sum(1 for f in files_a if f.parts[2] != "working")
-    res = api.load(roots, gen.sample_tasks(1, seed=3)[0], count_usage=False)
+    res = api.load(roots, api.LoadRequest(query=gen.sample_tasks(1, seed=3)[0], count_usage=False))
     assert res.data["selected_keys"] and not res.diagnostics  # prerequisites are all visible

@@ -454,7 +454,7 @@ def test_an_id_that_reads_like_an_instruction_is_withheld_and_never_repeated(
     write_memory(project / ".agents/.engram", "knowledge", "deploy-window", "Deploy window",
                  "- We deploy on fridays before noon.")  # fmt: skip
     roots = resolve_roots(project)
-    res = api.load(roots, "when do we deploy on fridays", count_usage=False)
+    res = api.load(roots, api.LoadRequest(query="when do we deploy on fridays", count_usage=False))
     assert bad not in res.text and "its id reads like an instruction" in res.text
     assert bad not in list_cards(roots).text
 
@@ -470,5 +470,7 @@ def test_a_search_for_a_guessed_secret_finds_nothing(project: Path, write_memory
     roots = resolve_roots(project)
     guess = "16c7e42f292c6912e7710c838347ae178b4a"
     assert api.search(roots, guess).data["entries"] == []
-    assert api.load(roots, guess, count_usage=False).data["selected_keys"] == []
+    assert (
+        api.load(roots, api.LoadRequest(query=guess, count_usage=False)).data["selected_keys"] == []
+    )
     assert [e["id"] for e in api.search(roots, "deploy token").data["entries"]] == ["deploy-token"]

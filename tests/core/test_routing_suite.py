@@ -150,3 +150,22 @@ def test_nothing_applies_and_generic_tasks_load_no_body_in_the_first_suite() -> 
         if r["name"].startswith("generic-"):  # generic memory words alone never route
             assert not r["bodies"] and len(r["loaded"]) <= 3, r
     assert res.data["tokens"]["max"] <= KEYS["load.budget_tokens"].default  # packs fit
+
+
+# With the searches an agent wrote having seen only the task texts (tests/fixtures/agent-queries;
+# fixed inputs, never edited to fit): floors at the level measured when they were set.
+PLANNED_FLOORS = {
+    "routing_cases.json": {"recall": 0.98, "body_recall": 0.97, "forbidden": 0.0},
+    "routing_cases_5.json": {"recall": 0.93, "body_recall": 0.87, "forbidden": 0.15},
+}
+
+
+@pytest.mark.parametrize("suite", sorted(PLANNED_FLOORS))
+def test_the_host_models_searches_raise_recall(suite: str) -> None:
+    queries = FIXTURES / "agent-queries" / suite.replace(".json", ".queries.json")
+    planned = run_routing_benchmark(FIXTURES / suite, queries_path=queries).data["figures"]
+    alone = run_routing_benchmark(FIXTURES / suite).data["figures"]
+    floor = PLANNED_FLOORS[suite]
+    assert planned["recall"] >= floor["recall"] and planned["recall"] >= alone["recall"]
+    assert planned["body_recall"] >= floor["body_recall"] > alone["body_recall"]
+    assert planned["forbidden_bodies"] <= floor["forbidden"]

@@ -39,7 +39,7 @@ def test_R_WIRE_2_memory_resource_reads_the_load_id_body_and_counts(srv, example
 
     roots = resolve_roots(example_project)
     text = read(srv, "engram://memory/release-process")["result"]["contents"][0]["text"]
-    expected = api.load(roots, ids=["release-process"], count_usage=False).text
+    expected = api.load(roots, api.LoadRequest(ids=["release-process"], count_usage=False)).text
     assert text == expected
     used = {m["id"]: m["uses"] for m in api.most_used(roots, 10)}
     assert used.get("release-process") == 1

@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         help="a suite never used to choose anything, reported with the router's defaults",
     )
+    p.add_argument(
+        "--queries",
+        metavar="QUERIES.json",
+        help="case name → the searches a host model wrote for it (`[]`: it would not load "
+        "memory); each case loads with its task and those searches, as engram_load `queries`",
+    )
     add_json_flag(p)
     p.set_defaults(func=run_benchmark)
 
@@ -61,6 +67,12 @@ def run_benchmark(args: argparse.Namespace) -> int:
     if args.leave_one_out:
         res = leave_one_out([Path(c) for c in args.cases], [Path(u) for u in args.unseen])
         return emit(res, args)
+    if args.queries and args.leave_one_out:
+        raise UsageError("--queries goes with one cases file, not --leave-one-out")
     if len(args.cases) > 1 or args.unseen:
         raise UsageError("several cases files or --unseen need --leave-one-out")
-    return emit(run_routing_benchmark(Path(args.cases[0]), min_recall=args.min_recall), args)
+    queries = Path(args.queries) if args.queries else None
+    res = run_routing_benchmark(
+        Path(args.cases[0]), min_recall=args.min_recall, queries_path=queries
+    )
+    return emit(res, args)

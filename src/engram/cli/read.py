@@ -46,6 +46,7 @@ LOAD_VALUES = {
     "--role": ("role", "text", None),
     "--path": ("paths", "append", None),
     "--branch": ("branch", "text", None),
+    "--query": ("queries", "append", None),
 }
 LOAD_FLAGS = {
     "--full": "full",
@@ -67,7 +68,7 @@ def fast_load_args(argv: list[str], workspace: str | None) -> SimpleNamespace | 
         "workspace": workspace, "command": "load", "query": [], "ids": None,
         "budget_tokens": None, "disclosure": "auto", "full": False, "explain": False,
         "all_": False, "limit": None, "dry_run": False, "role": None, "paths": None,
-        "branch": None, "json": False,
+        "branch": None, "json": False, "queries": None,
     }  # fmt: skip
     words_done = False  # argparse takes the task's words as one run; a second run is an error
     i = 0
@@ -146,6 +147,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a file the work touches, a task signal besides the words (repeatable)",
     )
     p.add_argument("--branch", metavar="BRANCH", help="the branch the work is on, a task signal")
+    p.add_argument(
+        "--query",
+        dest="queries",
+        action="append",
+        metavar="WORDS",
+        help="a search of your own for the task, in the words a memory about it would use "
+        "(repeatable, at most 5 of at most 200 characters); rankings are fused",
+    )
     add_json_flag(p)
     p.set_defaults(func=run_load)
 
@@ -174,7 +183,8 @@ def run_load(args: argparse.Namespace) -> int:
     from engram.core.errors import UsageError
 
     query = " ".join(args.query)
-    if not args.ids and not query.strip() and not args.paths and not args.branch:
+    queries = tuple(getattr(args, "queries", None) or ())
+    if not args.ids and not query.strip() and not args.paths and not args.branch and not queries:
         raise UsageError(
             'empty query: give the task in words (engram load "fix the login bug"), '
             "the files it touches (--path PATH, --branch BRANCH) or --id ID"
@@ -189,11 +199,13 @@ def run_load(args: argparse.Namespace) -> int:
         paths, branch = checked_signals(
             args.paths, args.branch, roots.project_dir, start_dir(args) or Path.cwd()
         )
-    result = api.load(
-        roots, query or None, ids=args.ids, budget_tokens=args.budget_tokens, disclosure=args.disclosure,
-        full=args.full, explain=args.explain, all_=args.all_, dry_run=args.dry_run, roles=_roles(args.role),
-        limit=args.limit, paths=paths, branch=branch,
+    request = api.LoadRequest(
+        query=query or None, queries=queries, ids=tuple(args.ids or ()),
+        budget_tokens=args.budget_tokens, disclosure=args.disclosure, full=args.full,
+        explain=args.explain, all_=args.all_, dry_run=args.dry_run, roles=_roles(args.role),
+        limit=args.limit, paths=tuple(paths), branch=branch,
     )  # fmt: skip
+    result = api.load(roots, request)
     return emit(result, args)
 
 

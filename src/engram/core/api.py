@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram.core.read.request import LoadRequest
 from engram.core.results import Result
 from engram.core.store.layout import Roots
 
@@ -28,43 +29,16 @@ def init(start: Path, *, global_path: Path | None = None, example: bool = False)
 # ---------------------------------------------------------------- read path
 
 
-def load(
-    roots: Roots,
-    query: str | None = None,
-    *,
-    ids: list[str] | None = None,
-    budget_tokens: int | None = None,
-    disclosure: str = "auto",
-    full: bool = False,
-    explain: bool = False,
-    all_: bool = False,
-    dry_run: bool = False,
-    roles: list[str] | None = None,
-    limit: int | None = None,
-    objective: str | None = None,
-    count_usage: bool = True,
-    paths: list[str] | None = None,
-    branch: str = "",
-    max_bodies: int | None = None,
-    thin_cards: bool = True,
-) -> Result:
+def load(roots: Roots, request: LoadRequest) -> Result:
     """Route a task to memories and render them in confidence tiers within the token budget.
 
     data: selected_keys, body_keys, card_ids, omitted_ids, tokens, task_type, signature.
-    Confident memories are bodies, plausible ones cards, unsure ones are left out.
-    `ids` loads those memories' bodies (budget ignored). `objective` lets working notes
-    with that objective render as bodies (others are cards). `paths` (files the work
-    touches) and `branch` are task signals besides the query. `max_bodies` caps the
-    bodies (a hook's noise budget); `thin_cards=False` drops the cards of a one-word task.
+    Confident memories are bodies, plausible ones cards, unsure ones are left out; a
+    request with `ids` loads those memories' bodies (budget ignored). See `LoadRequest`.
     """
-    from engram.core.read.load import load_memories_for_task
+    from engram.core.read.load import load_memories
 
-    return load_memories_for_task(
-        roots, query, ids=ids, budget_tokens=budget_tokens, disclosure=disclosure, full=full,
-        explain=explain, all_=all_, dry_run=dry_run, roles=roles, limit=limit,
-        objective=objective, count_usage=count_usage, paths=paths, branch=branch,
-        max_bodies=max_bodies, thin_cards=thin_cards,
-    )  # fmt: skip
+    return load_memories(roots, request)
 
 
 def route(roots: Roots, query: str, *, roles: list[str] | None = None) -> Result:
@@ -83,7 +57,7 @@ def search(roots: Roots, query: str, *, limit: int = 10, roles: list[str] | None
 
 def read_memory(roots: Roots, mid: str) -> Result:
     """One memory's body as `load --id` renders it; counts as a retrieval."""
-    return load(roots, ids=[mid])
+    return load(roots, LoadRequest(ids=(mid,)))
 
 
 def index_cards(roots: Roots) -> Result:

@@ -173,7 +173,29 @@ def _stats(values: list[float], digits: int = 1) -> dict[str, float]:
     }
 
 
-def _run_case(roots: Roots, case: dict[str, Any]) -> dict[str, Any]:
+class _NotAsked(Exception):
+    """A case whose host model would not call engram_load."""
+
+
+def read_queries(path: Path) -> dict[str, list[str]]:
+    """A queries file: case name → the searches a host model wrote for it (`[]`: it would
+    not look in project memory for that task, so nothing is loaded)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"queries file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"cannot read queries file {path}: {exc}") from exc
+    if not isinstance(doc, dict) or not all(
+        isinstance(v, list) and all(isinstance(q, str) for q in v) for v in doc.values()
+    ):
+        raise _fail(path, "expected an object: case name → list of search strings")
+    return {str(k): [q.strip()[:200] for q in v if q.strip()][:5] for k, v in doc.items()}
+
+
+def _run_case(
+    roots: Roots, case: dict[str, Any], searches: list[str] | None = None
+) -> dict[str, Any]:
     error = ""
     bodies: list[str] = []
     cards: list[str] = []
@@ -181,19 +203,26 @@ def _run_case(roots: Roots, case: dict[str, Any]) -> dict[str, Any]:
     tokens = 0
     start = time.perf_counter()
     try:
+        if searches == []:  # the host model would not look in memory for this task
+            raise _NotAsked
         res = api.load(
             roots,
-            case["task"],
-            roles=case["roles"],
-            count_usage=False,
-            explain=True,
-            paths=case["paths"],
-            branch=case["branch"],
+            api.LoadRequest(
+                query=case["task"],
+                queries=tuple(searches or ()),
+                roles=case["roles"],
+                count_usage=False,
+                explain=True,
+                paths=case["paths"],
+                branch=case["branch"],
+            ),
         )
         bodies = [str(k) for k in res.data.get("body_keys", [])]
         cards = [str(k) for k in res.data.get("card_ids", [])]
         graded = list(res.data.get("explain", {}).get("graded", []))
         tokens = int(res.data.get("pack_tokens", 0))
+    except _NotAsked:
+        pass
     except EngramError as exc:
         error = exc.message
     ms = (time.perf_counter() - start) * 1000
@@ -242,7 +271,9 @@ def figures(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_routing_benchmark(cases_path: Path, *, min_recall: float = MIN_RECALL) -> Result:
+def run_routing_benchmark(
+    cases_path: Path, *, min_recall: float = MIN_RECALL, queries_path: Path | None = None
+) -> Result:
     """Run every case of `cases_path`; ok when recall >= min_recall and nothing forbidden loads.
 
     data: cases, memory_files, must_total, must_loaded, recall (@8, bodies and cards),
@@ -254,6 +285,7 @@ def run_routing_benchmark(cases_path: Path, *, min_recall: float = MIN_RECALL) -
 
     cases_path = Path(cases_path)
     workspace, cases = read_cases(cases_path)
+    planned = read_queries(Path(queries_path)) if queries_path else None
     result = Result(text="")
     with tempfile.TemporaryDirectory(prefix="engram-benchmark-") as tmp:
         project = Path(tmp) / "workspace"
@@ -277,7 +309,10 @@ def run_routing_benchmark(cases_path: Path, *, min_recall: float = MIN_RECALL) -
             )
         with _isolated_environment(Path(tmp) / "home"):
             api.rebuild_index(roots)  # index build is not part of the per-load timings
-            results = [_run_case(roots, c) for c in cases]
+            results = [
+                _run_case(roots, c, None if planned is None else planned.get(c["name"], []))
+                for c in cases
+            ]
 
     must_total = sum(len(c["must"]) for c in cases)
     missed = [{"case": r["name"], "id": i} for r in results for i in r["missed"]]

@@ -124,17 +124,22 @@ def respond(
     prompt_only = {"max_bodies": config.get("hook.max_bodies"), "thin_cards": False}
     result = api.load(
         roots,
-        query,
-        objective=objective,
-        count_usage=False,
-        paths=paths,
-        branch=branch,
-        **(prompt_only if event == PROMPT else {}),
+        api.LoadRequest(
+            query=query,
+            objective=objective,
+            count_usage=False,
+            paths=paths,
+            branch=branch,
+            **prompt_only if event == PROMPT else {},
+        ),
     )
     if event == SESSION_START and query is not None and not result.data.get("selected_keys"):
         # the objective names no memory: start on the signals, else the generic pack
         result = api.load(
-            roots, None, objective=objective, count_usage=False, paths=paths, branch=branch
+            roots,
+            api.LoadRequest(
+                query=None, objective=objective, count_usage=False, paths=paths, branch=branch
+            ),
         )
     signature = str(result.data.get("signature", ""))
     if mode == "auto" and event == PROMPT and signature and cache.signature(session) == signature:

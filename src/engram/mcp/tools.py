@@ -209,7 +209,14 @@ def run_load(call: Call, roots: Roots) -> Result:
 
     a = call.args
     ids = _ids(a.get("id"))
-    if not ids and not a.get("query", "").strip() and not a.get("paths") and not a.get("branch"):
+    searches = tuple(a.get("queries") or ())
+    if (
+        not ids
+        and not a.get("query", "").strip()
+        and not searches
+        and not a.get("paths")
+        and not a.get("branch")
+    ):
         from engram.core.errors import UsageError
 
         raise UsageError(
@@ -217,18 +224,19 @@ def run_load(call: Call, roots: Roots) -> Result:
             "or an `id` (memory ids)"
         )
     paths, branch = checked_signals(a.get("paths"), a.get("branch"), roots.project_dir)
-    return call.host.core(
-        _api().load,
-        roots,
-        None if ids else (a.get("query") or None),
-        ids=ids,
+    api = _api()
+    request = api.LoadRequest(
+        query=None if ids else (a.get("query") or None),
+        queries=() if ids else searches,
+        ids=tuple(ids or ()),
         budget_tokens=None if ids else a.get("budget_tokens"),  # R-TOOL-3
         disclosure=a.get("disclosure", "auto"),
         full=a.get("full", False),
         explain=a.get("explain", False),
-        paths=paths,
+        paths=tuple(paths),
         branch=branch,
     )
+    return call.host.core(api.load, roots, request)
 
 
 def run_route(call: Call, roots: Roots) -> Result:
@@ -494,11 +502,23 @@ TOOLS: tuple[Tool, ...] = (
         "engram_load",
         "Load project memory",
         "Recall this project's rules, skills and decisions for a task. Call it before starting "
-        "work with the task as `query`: returns the most relevant memories (bodies first, then "
-        "one-line cards) within a token budget. Fetch a card or an omitted memory in full with "
-        "`id`. data: selected_keys, body_keys, card_ids, omitted_ids, tokens.",
+        "work with the task as `query`, and write `queries`: 1 to 5 short searches in the words "
+        "a memory about this work would use (the tools, files, services and practices the task "
+        "involves, e.g. for 'the nightly export is late' → 'nightly export job schedule', "
+        "'export timeout retry'); each is searched and the rankings fused. Returns the most "
+        "relevant memories (bodies first, then one-line cards) within a token budget. Fetch a "
+        "card or an omitted memory in full with `id`. data: selected_keys, body_keys, "
+        "card_ids, omitted_ids, tokens.",
         {
             "query": QUERY,
+            "queries": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                "maxItems": 5,
+                "description": "Your own searches for the task (1-5, a few words each): the "
+                "names, tools and practices a memory about it would mention. Routed one by "
+                "one, rankings fused; better than repeating the task.",
+            },
             "id": {
                 "type": "string",
                 "description": "Memory id(s) to load in full, comma-separated (from card_ids or "

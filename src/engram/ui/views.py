@@ -160,8 +160,8 @@ def try_task(roots: Roots, task: str, roles: str | None) -> dict[str, Any]:
         raise UsageError('empty task: describe the task in words ("fix the login bug")')
     role_list = _roles(roles)
     # the pack itself, as the agent would get it (and its real token count); nothing counted
-    shown = api.load(roots, task, roles=role_list, count_usage=False)
-    why = api.load(roots, task, roles=role_list, explain=True, dry_run=True)
+    shown = api.load(roots, api.LoadRequest(query=task, roles=role_list, count_usage=False))
+    why = api.load(roots, api.LoadRequest(query=task, roles=role_list, explain=True, dry_run=True))
     return {"load": shown.envelope(), "text": shown.text, "explain": why.envelope()}
 
 

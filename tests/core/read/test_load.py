@@ -45,7 +45,7 @@ def ws(project: Path, write_memory) -> Path:
 
 
 def load(project: Path, query: str | None = None, **kw):
-    return api.load(resolve_roots(project), query, **kw)
+    return api.load(resolve_roots(project), api.LoadRequest(query=query, **kw))
 
 
 def test_anchoring_selects_only_memories_sharing_a_meaningful_term(ws: Path) -> None:
@@ -191,7 +191,7 @@ def test_workspace_wins_over_global(ws: Path, tmp_path: Path, monkeypatch, write
         g, "rule", "global-style", "Global style: black formatting", "- format python with black"
     )
     roots = resolve_roots(ws)
-    res = api.load(roots, "database migrations")
+    res = api.load(roots, api.LoadRequest(query="database migrations"))
     assert "alembic" in res.text and "flyway" not in res.text
     s = api.search(roots, "black formatting python").data["entries"]
     assert s[0]["id"] == "global-style" and s[0]["scope"] == "global"
@@ -225,7 +225,7 @@ def test_modified_memory_is_flagged(ws: Path) -> None:
     api.verify(roots, accept_all=True)
     p = ws_root(ws) / "knowledge" / "db-migrations.md"
     p.write_text(p.read_text() + "\n- edited by hand\n")
-    res = api.load(roots, "database migration")
+    res = api.load(roots, api.LoadRequest(query="database migration"))
     assert any(d.code == "memory.modified" for d in res.diagnostics)
 
 
@@ -277,13 +277,13 @@ def test_load_id_of_an_archived_memory_says_it_is_archived(project: Path) -> Non
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Builds use Bazel.")
     api.archive(roots, "builds-use-bazel", "moved to Pants")
     with pytest.raises(NotFoundError, match="archived"):
-        api.load(roots, ids=["builds-use-bazel"])
+        api.load(roots, api.LoadRequest(ids=["builds-use-bazel"]))
 
 
 def test_pack_header_counts_in_good_english(project: Path) -> None:
     roots = resolve_roots(project)
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Builds use Bazel.")
-    header = api.load(roots, "bazel builds").text.splitlines()[0]
+    header = api.load(roots, api.LoadRequest(query="bazel builds")).text.splitlines()[0]
     assert "1 body," in header and "0 cards" in header
 
 

@@ -83,7 +83,10 @@ def test_a_weak_subset_match_is_dropped_when_a_stronger_memory_covers_more(
     write_memory(
         root, "knowledge", "server-cache", "Server cache", "- redis keeps the cache for the api"
     )
-    res = api.load(resolve_roots(project), "how big is the android http cache", explain=True)
+    res = api.load(
+        resolve_roots(project),
+        api.LoadRequest(query="how big is the android http cache", explain=True),
+    )
     assert res.data["selected_keys"][0] == "android-http-cache"
     dropped = {d["id"]: d["reason"] for d in res.data["explain"]["dropped"]}
     assert "server-cache" not in res.data["selected_keys"]
@@ -99,7 +102,9 @@ def test_a_weak_dependent_does_not_pull_its_prerequisites(project: Path, write_m
                  depends_on=["sign-commits"])  # fmt: skip
     write_memory(root, "knowledge", "queue-broker", "Queue broker", "- the queue broker is rabbitmq with a dead letter queue",
                  tags=["queue", "rabbitmq"])  # fmt: skip
-    keys = api.load(resolve_roots(project), "rabbitmq dead letter queue").data["selected_keys"]
+    keys = api.load(
+        resolve_roots(project), api.LoadRequest(query="rabbitmq dead letter queue")
+    ).data["selected_keys"]
     assert keys[0] == "queue-broker"
     assert "sign-commits" not in keys
 
@@ -112,10 +117,10 @@ def test_a_trigger_phrase_routes_even_when_its_words_are_generic(
                  "- reproduce it in a test first", triggers=["fix a bug"])  # fmt: skip
     write_memory(root, "knowledge", "other-thing", "Queue broker", "- rabbitmq")
     roots = resolve_roots(project)
-    assert api.load(roots, "please fix the bug in checkout").data["selected_keys"] == [
-        "regression-test-first"
-    ]
-    assert api.load(roots, "fix the typo").data["selected_keys"] == []
+    assert api.load(roots, api.LoadRequest(query="please fix the bug in checkout")).data[
+        "selected_keys"
+    ] == ["regression-test-first"]
+    assert api.load(roots, api.LoadRequest(query="fix the typo")).data["selected_keys"] == []
 
 
 # ---------------------------------------------------------------- confidence tiers
@@ -146,7 +151,9 @@ def test_a_confident_match_is_a_body_and_explain_shows_each_confidence(
     project: Path, write_memory
 ) -> None:
     roots = resolve_roots(_tiered_workspace(project, write_memory))
-    res = api.load(roots, "name the new kafka topic for invoice events", explain=True)
+    res = api.load(
+        roots, api.LoadRequest(query="name the new kafka topic for invoice events", explain=True)
+    )
     assert res.data["body_keys"][0] == "kafka-topics"
     entries = {e["id"]: e for e in res.data["explain"]["selected"]}
     assert (
@@ -159,7 +166,7 @@ def test_a_confident_match_is_a_body_and_explain_shows_each_confidence(
 
 def test_nothing_applies_loads_nothing_and_says_so_in_one_line(project: Path, write_memory) -> None:
     roots = resolve_roots(_tiered_workspace(project, write_memory))
-    res = api.load(roots, "translate the onboarding emails into Portuguese")
+    res = api.load(roots, api.LoadRequest(query="translate the onboarding emails into Portuguese"))
     assert res.data["body_keys"] == [] and res.data["selected_keys"] == []
     assert res.text.count("\n") == 0 and "nothing loaded" in res.text
 
@@ -167,7 +174,12 @@ def test_nothing_applies_loads_nothing_and_says_so_in_one_line(project: Path, wr
 def test_a_plausible_but_unsure_match_is_a_card_never_a_body(project: Path, write_memory) -> None:
     roots = resolve_roots(_tiered_workspace(project, write_memory))
     # Every word is known to memory (a word no memory has lowers every confidence).
-    res = api.load(roots, "does the request commit when the station reports rainfall", explain=True)
+    res = api.load(
+        roots,
+        api.LoadRequest(
+            query="does the request commit when the station reports rainfall", explain=True
+        ),
+    )
     graded = {e["id"]: e for e in res.data["explain"]["selected"]}
     for mid in res.data["card_ids"]:
         assert graded[mid]["confidence"] < 0.6
@@ -183,7 +195,7 @@ def test_a_bare_instruction_routes_at_most_one_clear_memory(project: Path, write
     shown in full; the database and Celery notes that merely say "commit" are never bodies."""
     roots = resolve_roots(_tiered_workspace(project, write_memory))
     for prompt in ("thanks, looks good. commit this", "commit this", "continue", "thanks!"):
-        res = api.load(roots, prompt)
+        res = api.load(roots, api.LoadRequest(query=prompt))
         assert set(res.data["body_keys"]) <= {"commit-messages"}, (prompt, res.data)
         assert not {"db-transactions", "celery-tasks"} & set(res.data["body_keys"])
 
@@ -193,7 +205,9 @@ def test_a_budget_too_small_for_a_body_yields_cards_or_omitted_ids(
     project: Path, write_memory, budget: int
 ) -> None:
     roots = resolve_roots(_tiered_workspace(project, write_memory))
-    res = api.load(roots, "kafka topic naming and consumer groups", budget_tokens=budget)
+    res = api.load(
+        roots, api.LoadRequest(query="kafka topic naming and consumer groups", budget_tokens=budget)
+    )
     assert res.ok
     d = res.data
     assert d["body_keys"] == [] or d["tokens"] <= budget
@@ -248,7 +262,10 @@ def test_the_prompt_hook_caps_its_bodies_as_configured(project: Path, write_memo
                      f"- kafka consumer groups rule {i}: commit offsets after processing",
                      tags=["kafka", "consumer"])  # fmt: skip
     task = "kafka consumer groups commit offsets"
-    assert api.load(resolve_roots(project), task).data["body_keys"].__len__() > 3
+    assert (
+        api.load(resolve_roots(project), api.LoadRequest(query=task)).data["body_keys"].__len__()
+        > 3
+    )
     assert _hook(project, task).count("---\nid: ") == 3  # the default noise budget
     config = root / "config.json"
     data = json.loads(config.read_text()) if config.exists() else {}
@@ -307,16 +324,23 @@ def _signal_workspace(project: Path, write_memory) -> Path:
 def test_a_touched_file_routes_the_memories_that_name_it(project: Path, write_memory) -> None:
     roots = resolve_roots(_signal_workspace(project, write_memory))
     task = "the test fails after my change, fix it"
-    assert api.load(roots, task).data["body_keys"] == []
-    by_glob = api.load(roots, task, paths=["src/billing/charge.py"])
+    assert api.load(roots, api.LoadRequest(query=task)).data["body_keys"] == []
+    by_glob = api.load(roots, api.LoadRequest(query=task, paths=["src/billing/charge.py"]))
     assert by_glob.data["body_keys"] == ["billing-money"]
-    by_body = api.load(roots, task, paths=["src/scheduling/waitlist.py"], explain=True)
+    by_body = api.load(
+        roots, api.LoadRequest(query=task, paths=["src/scheduling/waitlist.py"], explain=True)
+    )
     assert by_body.data["body_keys"] == ["waitlist-notes"]
     assert "paths=3" in by_body.text and by_body.data["signals"]["paths"] == [
         "src/scheduling/waitlist.py"
     ]
     # a path outside the project or a traversal names nothing
-    assert api.load(roots, task, paths=["../src/billing/x.py"]).data["body_keys"] == []
+    assert (
+        api.load(roots, api.LoadRequest(query=task, paths=["../src/billing/x.py"])).data[
+            "body_keys"
+        ]
+        == []
+    )
 
 
 def _git(project: Path, *args: str) -> None:
@@ -355,11 +379,18 @@ def test_an_edited_paths_key_is_seen_on_the_next_load(project: Path, write_memor
     root = ws_root(_signal_workspace(project, write_memory))
     roots = resolve_roots(project)
     task = "the build fails after my change"
-    assert api.load(roots, task, paths=["src/billing/a.py"]).data["body_keys"] == ["billing-money"]
+    assert api.load(roots, api.LoadRequest(query=task, paths=["src/billing/a.py"])).data[
+        "body_keys"
+    ] == ["billing-money"]
     write_memory(root, "rule", "billing-money", "Money is integer cents",
                  "- never floats for amounts", paths=["web/**"])  # fmt: skip
-    assert api.load(roots, task, paths=["src/billing/a.py"]).data["body_keys"] == []
-    assert api.load(roots, task, paths=["web/app.tsx"]).data["body_keys"] == ["billing-money"]
+    assert (
+        api.load(roots, api.LoadRequest(query=task, paths=["src/billing/a.py"])).data["body_keys"]
+        == []
+    )
+    assert api.load(roots, api.LoadRequest(query=task, paths=["web/app.tsx"])).data[
+        "body_keys"
+    ] == ["billing-money"]
 
 
 def test_a_task_word_no_memory_has_weighs_against_every_match(project: Path, write_memory) -> None:
@@ -371,6 +402,11 @@ def test_a_task_word_no_memory_has_weighs_against_every_match(project: Path, wri
     for i in range(6):
         write_memory(root, "knowledge", f"note-{i}", f"Note {i}", f"- service {i} logs to loki")  # fmt: skip
     roots = resolve_roots(project)
-    res = api.load(roots, "who takes over the pager rota on monday", explain=True)
+    res = api.load(
+        roots, api.LoadRequest(query="who takes over the pager rota on monday", explain=True)
+    )
     assert "release-days" not in res.data["body_keys"], res.text
-    assert "release-days" in api.load(roots, "which days do we release on").data["body_keys"]
+    assert (
+        "release-days"
+        in api.load(roots, api.LoadRequest(query="which days do we release on")).data["body_keys"]
+    )

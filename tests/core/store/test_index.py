@@ -85,7 +85,7 @@ def test_unparsable_file_is_skipped_and_reported(project: Path, write_memory) ->
     (root / "rules" / "latin1.md").write_bytes(
         "---\nid: latin1\ntype: rule\n---\n# caf\xe9 caching\n".encode("latin-1")
     )
-    result = api.load(resolve_roots(project), "caching rules")
+    result = api.load(resolve_roots(project), api.LoadRequest(query="caching rules"))
     assert result.data["selected_keys"] == ["good-one"]
     reasons = {
         d.path.rsplit("/", 1)[-1]: d.message
@@ -101,8 +101,8 @@ def test_rebuild_keeps_usage_counts(project: Path, write_memory) -> None:
         ws_root(project), "rule", "lint-first", "Run the linter first", "- ruff before commit"
     )
     roots = resolve_roots(project)
-    api.load(roots, "run the linter")
-    api.load(roots, "run the linter")
+    api.load(roots, api.LoadRequest(query="run the linter"))
+    api.load(roots, api.LoadRequest(query="run the linter"))
     rebuilt = api.rebuild_index(roots)
     assert rebuilt.data["indexed"] == 1
     assert api.most_used(roots, 5)[0]["uses"] == 2
@@ -232,16 +232,18 @@ def test_a_memory_holding_a_secret_is_redacted_once_per_version(
     write_memory(project / ".agents/.engram", "knowledge", "deploy-token", "Deploy token",
                  "- the deploy token is ghp_16C7e42F292c6912E7710c838347Ae178B4a")  # fmt: skip
     roots = resolve_roots(project)
-    first = api.load(roots, "deploy token", count_usage=False)
+    first = api.load(roots, api.LoadRequest(query="deploy token", count_usage=False))
     assert "ghp_16C7e42F" not in first.text and "[REDACTED:" in first.text
     calls: list[int] = []
     real = screen.redacted_memory
     monkeypatch.setattr(screen, "redacted_memory", lambda m: calls.append(1) or real(m))
-    again = api.load(roots, "deploy token", count_usage=False)
+    again = api.load(roots, api.LoadRequest(query="deploy token", count_usage=False))
     assert again.text == first.text and calls == []
     from engram.core.store.index import open_index
 
     with open_index(roots).conn as conn:  # without the kept copy, it is computed again
         conn.execute("DELETE FROM redacted")
-    assert api.load(roots, "deploy token", count_usage=False).text == first.text
+    assert (
+        api.load(roots, api.LoadRequest(query="deploy token", count_usage=False)).text == first.text
+    )
     assert calls == [1]

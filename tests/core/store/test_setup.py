@@ -81,7 +81,7 @@ def test_root_that_is_a_file_is_refused(tmp_path: Path) -> None:
 
 def test_example_workspace_loads_a_routed_pack(tmp_path: Path) -> None:
     api.init(tmp_path, example=True)
-    result = api.load(resolve_roots(tmp_path), "prepare a release")
+    result = api.load(resolve_roots(tmp_path), api.LoadRequest(query="prepare a release"))
     assert "release-process" in result.data["selected_keys"]
     # prerequisites come before the skill that depends on them
     keys = result.data["selected_keys"]

@@ -402,8 +402,12 @@ def test_a_role_memory_says_when_it_loads(project: Path) -> None:
     token = api.save(roots, "rule", "Review SQL migrations.", role="dba").data["approval_token"]
     out = api.commit(roots, token, "all")
     assert "engram set-role dba" in out.text
-    assert api.load(roots, "review sql migrations").data["selected_keys"] == []
-    assert api.load(roots, "review sql migrations", roles=["dba"]).data["selected_keys"]
+    assert (
+        api.load(roots, api.LoadRequest(query="review sql migrations")).data["selected_keys"] == []
+    )
+    assert api.load(roots, api.LoadRequest(query="review sql migrations", roles=["dba"])).data[
+        "selected_keys"
+    ]
 
 
 def test_archiving_a_prerequisite_names_the_memories_that_depend_on_it(project: Path) -> None:

@@ -16,12 +16,14 @@ from engram.core.read.render import (
     render_compact,
     render_full,
 )
+from engram.core.read.request import LoadRequest
 from engram.core.read.routing import (
     CARD_CONFIDENCE,
     Candidate,
     Visibility,
     VisibleLookup,
     classify_task,
+    confidence,
     grade,
     query_terms,
     rank,
@@ -34,8 +36,6 @@ from engram.core.store.files import load_ignore_rules
 from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
 from engram.core.store.layout import Roots
 from engram.core.text import check_text
-
-DISCLOSURES = ("auto", "cards", "bodies")
 
 
 class ReadContext(NamedTuple):
@@ -205,6 +205,46 @@ def _route(
     return select_with_prerequisites(ranked, lookup, limit)
 
 
+RRF_K = 60  # reciprocal rank fusion's damping: rank 1 and rank 5 differ, rank 40 and 45 barely
+PER_SEARCH = 4  # a search names one aspect of the task: its best few matches, not its tail
+
+
+def _all_terms(searches: list[str]) -> list[str]:
+    return list(dict.fromkeys(t for q in searches for t in query_terms(q)))
+
+
+def _route_searches(
+    ctx: ReadContext, searches: list[str], limit: int | None, signals: Signals
+) -> tuple[list[Candidate], list[Candidate], list[str]]:
+    """Route each search on its own and fuse the rankings (reciprocal rank fusion).
+
+    A memory keeps the evidence of the search that found it best (the share of that
+    search's words it matches, its score against the best match of every search); the order
+    is the fused one.
+    """
+    fused: dict[str, float] = {}
+    best: dict[str, tuple[float, Candidate]] = {}
+    found: list[tuple[int, list[Candidate]]] = []
+    for n, search in enumerate(searches, 1):
+        chosen, _dropped, _missing = _route(ctx, search, None, signals)
+        own = sorted((c for c in chosen if not c.pulled_by), key=lambda c: -c.score)
+        found.append((n, own[:PER_SEARCH]))
+    # Scores are relative to the best match of any search: a search that finds only weak
+    # matches does not make its first one look certain.
+    top = max((own[0].score for _n, own in found if own), default=0.0)
+    for n, own in found:
+        for pos, cand in enumerate(own):
+            key = f"{cand.row['scope']}:{cand.row['id']}"
+            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + pos + 1)
+            sure = confidence(cand, top)
+            if key not in best or sure > best[key][0]:
+                cand.parts = {**cand.parts, f"search {n}": round(cand.score, 4)}
+                best[key] = (sure, cand)
+    order = sorted(best, key=lambda k: (-fused[k], -best[k][1].score))
+    ranked = [best[k][1] for k in order]
+    return select_with_prerequisites(ranked, VisibleLookup(ctx.index, ctx.vis), limit)
+
+
 def _int_arg(name: str, value: object, lo: int, hi: int) -> int:
     """A per-call integer option, checked with a message naming it and its range."""
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
@@ -327,90 +367,142 @@ def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> 
     return row["title"]
 
 
-def load_memories_for_task(
-    roots: Roots,
-    query: str | None,
-    *,
-    ids: list[str] | None = None,
-    budget_tokens: int | None = None,
-    disclosure: str = "auto",
-    full: bool = False,
-    explain: bool = False,
-    all_: bool = False,
-    dry_run: bool = False,
-    roles: list[str] | None = None,
-    limit: int | None = None,
-    objective: str | None = None,
-    count_usage: bool = True,
-    max_bodies: int | None = None,
-    thin_cards: bool = True,
-    paths: list[str] | None = None,
-    branch: str = "",
-) -> Result:
-    """Route `query` (or load `ids`) and render the pack in confidence tiers within `budget`.
-
-    `max_bodies` caps the confident bodies (the rest become cards: a hook's noise budget);
-    `thin_cards=False` drops the cards of a task with at most one meaningful word.
-    """
-    if disclosure not in DISCLOSURES:
-        raise UsageError(f"invalid disclosure {disclosure!r}: expected one of auto, cards, bodies")
-    if ids:
+def load_memories(roots: Roots, request: LoadRequest) -> Result:
+    """Load `request.ids`, or route the task and render the pack in confidence tiers."""
+    if request.ids:
         return _load_by_ids(
             roots,
-            [validate_id(i) for i in ids],
-            full=full,
-            dry_run=dry_run,
-            count_usage=count_usage,
+            [validate_id(i) for i in request.ids],
+            full=request.full,
+            dry_run=request.dry_run,
+            count_usage=request.count_usage,
         )
-    query = _check_query(query)
-    ctx = open_read_context(roots, roles)
-    limit = None if all_ else _check_limit(limit, ctx.config)
-    budget = _check_budget(budget_tokens, ctx.config)
-    variant = ctx.config.get("rule_variant")
-    signals = _signals(ctx, paths, branch)
-    selected, dropped, missing = _route(ctx, query, limit, signals)
+    query = _check_query(request.query)
+    ctx = open_read_context(roots, list(request.roles) if request.roles is not None else None)
+    routed = _select(ctx, request, query)
+    _grade(ctx, routed, request, query)
+    pack = _screen_and_render(ctx, routed, request)
+    _count(ctx, pack, request)
+    ctx.result.text, ctx.result.data = _result_text_and_data(ctx, routed, pack, request)
+    return ctx.result
+
+
+class _Routed:
+    """The select stage's answer: candidates in load order and what was left out, for one task."""
+
+    def __init__(
+        self,
+        *,
+        query: str | None,
+        signals: Signals,
+        routed: bool,  # a task (words, searches or signals) was routed, not the start-up pack
+        selected: list[Candidate],
+        dropped: list[Candidate],
+        task_type: str,
+        terms: list[str],
+        limit: int | None,
+        budget: int,
+        variant: str,
+        searches: list[str],
+    ) -> None:
+        self.query, self.signals, self.routed = query, signals, routed
+        self.selected, self.dropped = selected, dropped
+        self.task_type, self.terms, self.searches = task_type, terms, searches
+        self.limit, self.budget, self.variant = limit, budget, variant
+        self.graded: list[dict[str, Any]] = []
+
+
+class _Pack(NamedTuple):
+    """The screened, rendered and fitted pack."""
+
+    selected: list[Candidate]
+    mems: list[Memory]
+    tiers: list[str]
+    text: str
+    withheld: list[dict[str, str]]
+    header_query: str
+
+
+def _select(ctx: ReadContext, request: LoadRequest, query: str | None) -> _Routed:
+    """Select: route the task (words, then signals) to candidates, prerequisites included."""
+    limit = None if request.all_ else _check_limit(request.limit, ctx.config)
+    budget = _check_budget(request.budget_tokens, ctx.config)
+    signals = _signals(ctx, list(request.paths), request.branch)
+    searches = [check_text(q, "queries", "a search") for q in request.queries]
+    if searches:
+        searches = list(dict.fromkeys([*([query] if query else []), *searches]))
+
+    def route() -> tuple[list[Candidate], list[Candidate], list[str]]:
+        if searches:
+            return _route_searches(ctx, searches, limit, signals)
+        return _route(ctx, query, limit, signals)
+
+    selected, dropped, missing = route()
     if selected and not ctx.index.still_fresh([(c.row["scope"], c.row["rel"]) for c in selected]):
         ctx.index.refresh(force_full=True)
-        selected, dropped, missing = _route(ctx, query, limit, signals)
+        selected, dropped, missing = route()
     if query is None and not signals.empty and not selected:
         signals = NO_SIGNALS  # nothing the work touches is named: the generic startup pack
         selected, dropped, missing = _route(ctx, query, limit)
-    routed = query is not None or not signals.empty
     for dep in missing:
         ctx.result.warn(
             "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
         )
-    task_type = classify_task(query) if query else "startup"
-    terms = query_terms(query) if query else []
-    graded: list[dict[str, Any]] = []
-    if routed:
-        grade(selected, terms if query is not None else ["", ""], dropped=dropped)
-        for c in selected:  # a working note of this session's objective is what it is about
-            mine = c.row["tier"] == "working" and c.row["objective"]
-            if objective and mine and _same_objective(objective, c.row["objective"]):
-                c.confidence, c.tier = 1.0, "body"
-        if explain:
-            graded = [_graded_entry(ctx, c, variant) for c in selected]
-        unsure = [c for c in selected if c.tier == "unsure"]
-        for c in unsure:
-            c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
-        dropped = unsure + dropped
-        thin = query is not None and len(terms) <= 1
-        if thin and not thin_cards:
-            selected = [c for c in selected if c.tier == "body"]
-        # confident memories first (in load order, prerequisites before dependents), then cards
-        selected = [c for c in selected if c.tier == "body"] + [
-            c for c in selected if c.tier == "card"
-        ]
-        if max_bodies is not None:
-            for c in [c for c in selected if c.tier == "body"][max_bodies:]:
-                c.tier = "card"
-                c.reason = c.reason or f"over the {max_bodies} bodies a prompt may inject"
+    return _Routed(
+        query=query,
+        signals=signals,
+        routed=query is not None or bool(searches) or not signals.empty,
+        selected=selected,
+        dropped=dropped,
+        task_type=classify_task(" ".join(searches) if searches else query)
+        if query or searches
+        else "startup",
+        terms=_all_terms([query, *searches] if query else searches)
+        if searches
+        else (query_terms(query) if query else []),
+        searches=searches,
+        limit=limit,
+        budget=budget,
+        variant=ctx.config.get("rule_variant"),
+    )
 
+
+def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str | None) -> None:
+    """Grade: confidence and tier per candidate; confident bodies first, then cards."""
+    if not routed.routed:
+        return
+    selected = routed.selected
+    grade(selected, routed.terms if query is not None else ["", ""], dropped=routed.dropped)
+    objective = request.objective
+    for c in selected:  # a working note of this session's objective is what it is about
+        mine = c.row["tier"] == "working" and c.row["objective"]
+        if objective and mine and _same_objective(objective, c.row["objective"]):
+            c.confidence, c.tier = 1.0, "body"
+    if request.explain:
+        routed.graded = [_graded_entry(ctx, c, routed.variant) for c in selected]
+    unsure = [c for c in selected if c.tier == "unsure"]
+    for c in unsure:
+        c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
+    routed.dropped = unsure + routed.dropped
+    thin = query is not None and len(routed.terms) <= 1
+    if thin and not request.thin_cards:
+        selected = [c for c in selected if c.tier == "body"]
+    # confident memories first (in load order, prerequisites before dependents), then cards
+    selected = [c for c in selected if c.tier == "body"] + [c for c in selected if c.tier == "card"]
+    if request.max_bodies is not None:
+        for c in [c for c in selected if c.tier == "body"][request.max_bodies :]:
+            c.tier = "card"
+            c.reason = c.reason or f"over the {request.max_bodies} bodies a prompt may inject"
+    routed.selected = selected
+
+
+def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) -> _Pack:
+    """Screen (withhold or redact what is unsafe), render bodies and cards, fit the budget."""
     withheld: list[dict[str, str]] = []
-    screened = [(c, _screen(ctx, c.row, withheld)) for c in selected]
+    screened = [(c, _screen(ctx, c.row, withheld)) for c in routed.selected]
     selected = [c for c, m in screened if m is not None]
     mems = [m for _c, m in screened if m is not None]
+    objective = request.objective
     bodies: list[str | None] = []
     for cand, mem in zip(selected, mems, strict=True):
         other_objective = (
@@ -418,88 +510,107 @@ def load_memories_for_task(
             and mem.tier == "working"
             and not _same_objective(objective, mem.objective)
         )
-        card_only = cand.tier == "card" and disclosure == "auto"
+        card_only = cand.tier == "card" and request.disclosure == "auto"
         bodies.append(
             None
             if other_objective or card_only
             else render_full(mem)
-            if full
-            else render_compact(mem, variant)
+            if request.full
+            else render_compact(mem, routed.variant)
         )
     confident = any(c.tier == "body" for c in selected)
-    header_query = f'"{query}"' if query else "session start"
+    header_query = f'"{routed.query}"' if routed.query else "session start"
+    signals = routed.signals
     if not signals.empty:
         touched = f"{len(signals.paths)} touched file{'s' if len(signals.paths) != 1 else ''}"
         header_query += " · " + (f"branch {signals.branch}, " if signals.branch else "") + touched
-    title = f"Engram memory for {header_query} · task type: {task_type}"
+    title = f"Engram memory for {header_query} · task type: {routed.task_type}"
     if selected and not confident:
         title += " · no confident match: cards only, load one by its id if it applies"
     tiers, pack_text = fit_pack(
-        title, [m.id for m in mems], bodies, [render_card(m) for m in mems], budget, disclosure
+        title,
+        [m.id for m in mems],
+        bodies,
+        [render_card(m) for m in mems],
+        routed.budget,
+        request.disclosure,
     )
     if not mems:
+        terms = routed.terms
         pack_text = f"No memory is a confident or plausible match for {header_query}" + (
             f" (terms: {', '.join(terms)}); nothing loaded."
             if terms
             else " (no meaningful terms in the task); nothing loaded."
         )
-    body_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t == "body"]
-    card_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "card"]
-    omitted_ids = [m.id for m, t in zip(mems, tiers, strict=True) if t == "omitted"]
-    selected_keys = [m.id for m, t in zip(mems, tiers, strict=True) if t != "omitted"]
+    return _Pack(selected, mems, tiers, pack_text, withheld, header_query)
 
-    _flag_modified(ctx, [c for c, t in zip(selected, tiers, strict=True) if t == "body"])
-    if count_usage and not dry_run and not explain:
-        ctx.index.count_usage(
-            [
-                (c.row["scope"], c.row["id"])
-                for c, t in zip(selected, tiers, strict=True)
-                if t == "body"
-            ]
-        )
 
+def _count(ctx: ReadContext, pack: _Pack, request: LoadRequest) -> None:
+    """Flag hand-edited bodies and count the bodies shown as retrievals (unless told not to)."""
+    shown = [c for c, t in zip(pack.selected, pack.tiers, strict=True) if t == "body"]
+    _flag_modified(ctx, shown)
+    if request.counts:
+        ctx.index.count_usage([(c.row["scope"], c.row["id"]) for c in shown])
+
+
+def _result_text_and_data(
+    ctx: ReadContext, routed: _Routed, pack: _Pack, request: LoadRequest
+) -> tuple[str, dict[str, Any]]:
+    """The text an agent reads (the pack, or the explanation, or the dry-run list) and data."""
+    mems, tiers = pack.mems, pack.tiers
+    by_tier = {t: [m.id for m, x in zip(mems, tiers, strict=True) if x == t] for t in TIERS}
     text_parts: list[str] = []
-    if explain:
-        text_parts.append(_explain_text(query, task_type, selected, tiers, dropped))
-    elif dry_run:
-        text_parts.append(f"Dry run for {header_query} · task type: {task_type} (nothing counted)")
+    if request.explain:
+        text_parts.append(
+            _explain_text(routed.query, routed.task_type, pack.selected, tiers, routed.dropped)
+        )
+        if routed.searches:
+            text_parts.append(
+                "Searches (fused): "
+                + " · ".join(f"search {n}: {q!r}" for n, q in enumerate(routed.searches, 1))
+            )
+    elif request.dry_run:
+        text_parts.append(
+            f"Dry run for {pack.header_query} · task type: {routed.task_type} (nothing counted)"
+        )
         for m, t in zip(mems, tiers, strict=True):
             text_parts.append(f"- {t}: {m.type} `{m.id}` — {m.title}")
     else:
-        text_parts.append(pack_text)
-    if withheld:
-        text_parts.append("\n".join(_withheld_line(w) for w in withheld))
+        text_parts.append(pack.text)
+    if pack.withheld:
+        text_parts.append("\n".join(_withheld_line(w) for w in pack.withheld))
     text = "\n\n".join(text_parts)
-    tokens = estimate_tokens(text)
-    digests = {c.row["id"]: c.row["hash"] for c in selected}
+    digests = {c.row["id"]: c.row["hash"] for c in pack.selected}
     data: dict[str, Any] = {
-        "query": query,
-        "task_type": task_type,
-        "signals": {"paths": signals.paths, "branch": signals.branch},
-        "selected_keys": selected_keys,
-        "body_keys": body_keys,
-        "card_ids": card_ids,
-        "omitted_ids": omitted_ids,
-        "tokens": tokens,
-        "budget_tokens": budget,
+        "query": routed.query,
+        "task_type": routed.task_type,
+        "signals": {"paths": routed.signals.paths, "branch": routed.signals.branch},
+        "selected_keys": [m.id for m, t in zip(mems, tiers, strict=True) if t != "omitted"],
+        "body_keys": by_tier["body"],
+        "card_ids": by_tier["card"],
+        "omitted_ids": by_tier["omitted"],
+        "tokens": estimate_tokens(text),
+        "budget_tokens": routed.budget,
         "token_estimate": TOKEN_RULE,
-        "disclosure": disclosure,
-        "rule_variant": variant,
+        "disclosure": request.disclosure,
+        "rule_variant": routed.variant,
         "roles": ctx.vis.roles,
         "signature": _signature(
             [(m, t, digests.get(m.id, "")) for m, t in zip(mems, tiers, strict=True)],
-            variant,
-            withheld,
+            routed.variant,
+            pack.withheld,
         ),
-        "withheld": [{k: v for k, v in w.items() if k != "hash"} for w in withheld],
+        "withheld": [{k: v for k, v in w.items() if k != "hash"} for w in pack.withheld],
     }
-    if explain:
-        data["explain"] = _explain_data(query, selected, tiers, dropped)
-        data["explain"]["graded"] = graded
-        data["pack_tokens"] = estimate_tokens(pack_text)
-    ctx.result.text = text
-    ctx.result.data = data
-    return ctx.result
+    if request.explain:
+        data["explain"] = _explain_data(routed.query, pack.selected, tiers, routed.dropped)
+        data["explain"]["graded"] = routed.graded
+        data["explain"]["searches"] = routed.searches
+        data["pack_tokens"] = estimate_tokens(pack.text)
+    return text, data
+
+
+TIERS = ("body", "card", "omitted")
 
 
 def _flag_modified(ctx: ReadContext, cands: list[Candidate]) -> None:
