@@ -51,6 +51,7 @@ ADAPTER_USES = {
 # import what a hook or a cold `engram load` needs only when it needs it.
 LAZY_ALLOWED = {
     "engram.cli.main",
+    "engram.cli.common",
     "engram.cli.read",
     "engram.cli.hook",
     "engram.hooks.run",

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engram.cli.colour import paint
 from engram.core.api import require_roots, resolve_roots
 from engram.core.errors import UsageError
 
@@ -46,6 +45,8 @@ def emit(result: Result, args: argparse.Namespace, *, exit_nonzero_when_not_ok: 
             sys.stdout.write(tilde(result.text.rstrip("\n")) + "\n")
         for d in result.diagnostics:
             if d.level in ("warning", "error"):
+                from engram.cli.colour import paint  # only when there is a diagnostic
+
                 label = paint(f"{d.level}:", d.level, sys.stderr)
                 print(f"engram: {label} {tilde(d.message)}", file=sys.stderr)
     return 0 if (result.ok or not exit_nonzero_when_not_ok) else 1

@@ -173,10 +173,6 @@ def _stats(values: list[float], digits: int = 1) -> dict[str, float]:
     }
 
 
-class _NotAsked(Exception):
-    """A case whose host model would not call engram_load."""
-
-
 def read_queries(path: Path) -> dict[str, list[str]]:
     """A queries file: case name → the searches a host model wrote for it (`[]`: it would
     not look in project memory for that task, so nothing is loaded)."""
@@ -203,26 +199,23 @@ def _run_case(
     tokens = 0
     start = time.perf_counter()
     try:
-        if searches == []:  # the host model would not look in memory for this task
-            raise _NotAsked
-        res = api.load(
-            roots,
-            api.LoadRequest(
-                query=case["task"],
-                queries=tuple(searches or ()),
-                roles=case["roles"],
-                count_usage=False,
-                explain=True,
-                paths=case["paths"],
-                branch=case["branch"],
-            ),
-        )
-        bodies = [str(k) for k in res.data.get("body_keys", [])]
-        cards = [str(k) for k in res.data.get("card_ids", [])]
-        graded = list(res.data.get("explain", {}).get("graded", []))
-        tokens = int(res.data.get("pack_tokens", 0))
-    except _NotAsked:
-        pass
+        if searches != []:  # []: the host model would not look in memory for this task
+            res = api.load(
+                roots,
+                api.LoadRequest(
+                    query=case["task"],
+                    queries=tuple(searches or ()),
+                    roles=case["roles"],
+                    count_usage=False,
+                    explain=True,
+                    paths=case["paths"],
+                    branch=case["branch"],
+                ),
+            )
+            bodies = [str(k) for k in res.data.get("body_keys", [])]
+            cards = [str(k) for k in res.data.get("card_ids", [])]
+            graded = list(res.data.get("explain", {}).get("graded", []))
+            tokens = int(res.data.get("pack_tokens", 0))
     except EngramError as exc:
         error = exc.message
     ms = (time.perf_counter() - start) * 1000

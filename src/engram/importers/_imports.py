@@ -13,13 +13,12 @@ import posixpath
 import re
 
 from engram.importers import FileResult, Problem, Workspace
-from engram.importers.split import split_markdown, strip_managed
+from engram.importers.split import FENCE_RE, split_markdown, strip_managed
 
 MAX_DEPTH = 5
 _IMPORT = re.compile(  # a path: it has a folder or an extension (`@team` in prose is not one)
     r"(?:^|(?<=\s))@((?:\.{1,2}/|~/|/)[\w.\-/]+|[\w.\-]+/[\w.\-/]+|[\w\-]+\.[A-Za-z0-9]+)"
 )
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TEXT_EXTENSIONS = frozenset({".md", ".markdown", ".mdc", ".txt", ""})
 
 
@@ -28,7 +27,7 @@ def imports_in(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     fence: str | None = None
     for n, line in enumerate(text.split("\n"), start=1):
-        m = _FENCE.match(line)
+        m = FENCE_RE.match(line)
         if fence is None and m:
             fence = m.group(1)
             continue

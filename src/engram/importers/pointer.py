@@ -42,13 +42,11 @@ from engram.hosts.files import (
 )
 from engram.hosts.ops import put_back, read_text
 from engram.importers import READERS, reader, user_files
-from engram.importers.split import without_block_tags
+from engram.importers.split import FENCE_RE, SETEXT_RE, without_block_tags
 
 POINTER = BlockStyle("<!-- engram:pointer", " -->", "<!-- engram:pointer-end -->")
 STATE_FILE = "pointers.json"
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _ITEM = re.compile(r"^ *(?:[-*+]|\d{1,3}[.)])[ \t]")
 _COMMENT = re.compile(r"<!--.*?-->")
 _THEMATIC = re.compile(r"^([-*_])(?:[ \t]*\1){2,}$")
@@ -118,7 +116,7 @@ def _headings(lines: list[str]) -> list[tuple[int, int, int]]:
     heads: list[tuple[int, int, int]] = []
     fence: str | None = None
     for i, line in enumerate(lines):
-        f = _FENCE.match(line)
+        f = FENCE_RE.match(line)
         if fence is None and f:
             fence = f.group(1)
         elif fence is not None and line.strip().startswith(fence):
@@ -129,7 +127,7 @@ def _headings(lines: list[str]) -> list[tuple[int, int, int]]:
                 heads.append((i, len(m.group(1)), 1))
             elif (
                 i + 1 < len(lines)
-                and _SETEXT.match(lines[i + 1])
+                and SETEXT_RE.match(lines[i + 1])
                 and line.strip()
                 and not _ITEM.match(line)
                 and not line.startswith(("    ", "\t", "|"))

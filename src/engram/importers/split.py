@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 MAX_TEXT_CHARS = 1_900  # below engram.core.write.candidates.MAX_TEXT_CHARS, room for the title
 MAX_TAGS = 4
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BULLET = re.compile(r"^( *)[-*+][ \t]+(.*)$")
 _NUMBERED = re.compile(r"^( *)\d{1,3}[.)][ \t]+(.*)$")
 _RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -103,7 +103,7 @@ def _html_as_text(lines: list[str]) -> list[str]:
     """Block-level HTML tags dropped from the lines outside fenced code."""
     out, fence = [], None
     for ln in lines:
-        m = _FENCE.match(ln)
+        m = FENCE_RE.match(ln)
         if fence is None and m:
             fence = m.group(1)
         elif fence is not None and ln.strip().startswith(fence):
@@ -311,7 +311,7 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
                 if code.spans:
                     code.spans[-1][1] = n
             continue
-        m = _FENCE.match(line.lstrip() if raw_line[:1] in " \t" else line)
+        m = FENCE_RE.match(line.lstrip() if raw_line[:1] in " \t" else line)
         if m:
             fence = m.group(1)
             code = cur if cur is not None or not out else out[-1]
@@ -704,8 +704,8 @@ def split_markdown(
     while i < len(lines):
         line = lines[i]
         n = first_line + i
-        if fence is None and _FENCE.match(line):
-            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
+        if fence is None and FENCE_RE.match(line):
+            fence = FENCE_RE.match(line).group(1)  # type: ignore[union-attr]
         elif fence is not None and line.strip().startswith(fence):
             fence = None
         elif fence is None:
@@ -716,7 +716,7 @@ def split_markdown(
                 and not _BULLET.match(line)
                 and not _NUMBERED.match(line)
                 and not line.startswith(("    ", "\t", "|"))
-                and _SETEXT.match(lines[i + 1])
+                and SETEXT_RE.match(lines[i + 1])
                 and (not body or not body[-1].strip())
             )
             if m or setext:

@@ -400,7 +400,6 @@ class _Routed:
         dropped: list[Candidate],
         task_type: str,
         terms: list[str],
-        limit: int | None,
         budget: int,
         variant: str,
         searches: list[str],
@@ -408,7 +407,7 @@ class _Routed:
         self.query, self.signals, self.routed = query, signals, routed
         self.selected, self.dropped = selected, dropped
         self.task_type, self.terms, self.searches = task_type, terms, searches
-        self.limit, self.budget, self.variant = limit, budget, variant
+        self.budget, self.variant = budget, variant
         self.graded: list[dict[str, Any]] = []
 
 
@@ -448,20 +447,16 @@ def _select(ctx: ReadContext, request: LoadRequest, query: str | None) -> _Route
         ctx.result.warn(
             "memory.missing_dependency", f"a routed memory depends on {dep!r}, which is not visible"
         )
+    texts = searches or ([query] if query else [])  # the searches begin with the task's words
     return _Routed(
         query=query,
         signals=signals,
         routed=query is not None or bool(searches) or not signals.empty,
         selected=selected,
         dropped=dropped,
-        task_type=classify_task(" ".join(searches) if searches else query)
-        if query or searches
-        else "startup",
-        terms=_all_terms([query, *searches] if query else searches)
-        if searches
-        else (query_terms(query) if query else []),
+        task_type=classify_task(" ".join(texts)) if texts else "startup",
+        terms=_all_terms(texts),
         searches=searches,
-        limit=limit,
         budget=budget,
         variant=ctx.config.get("rule_variant"),
     )

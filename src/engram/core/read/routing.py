@@ -20,8 +20,6 @@ from engram.core.words import (
     word_stems,
 )
 
-GENERIC = GENERIC_WORDS
-
 
 @lru_cache(maxsize=1)
 def _phrase_stems() -> dict[tuple[str, ...], tuple[str, ...]]:
@@ -62,7 +60,7 @@ def query_terms(query: str) -> list[str]:
     out: list[str] = []
     stems: set[str] = set()
     for tok in tokenize(query):
-        if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC or stem(tok) in stems:
+        if len(tok) < 2 or tok in STOPWORDS or tok in GENERIC_WORDS or stem(tok) in stems:
             continue
         if tok.isdigit() and len(tok) < 3:  # "25.10", "3 retries": small numbers are not topics
             continue
@@ -108,7 +106,7 @@ def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for t in terms:
         for syn in RELATED_WORDS.get(t, ()):
-            if syn not in terms and syn not in GENERIC:
+            if syn not in terms and syn not in GENERIC_WORDS:
                 out.append((syn, t))
     words = tokenize(query)
     stems = [stem(w) for w in words]

@@ -108,10 +108,6 @@ def fts_body(mem: Memory) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _phrase(term: str) -> str:
-    return match_phrase(term)
-
-
 STATS_KEY = "file_stats"
 
 
@@ -570,7 +566,7 @@ class Index:
         """How many memories contain the term (a cheap count: no scoring)."""
         try:
             return self.conn.execute(
-                "SELECT count(*) FROM fts WHERE fts MATCH ?", (_phrase(term),)
+                "SELECT count(*) FROM fts WHERE fts MATCH ?", (match_phrase(term),)
             ).fetchone()[0]
         except sqlite3.OperationalError:
             return 0
@@ -582,7 +578,7 @@ class Index:
         try:
             return self.conn.execute(
                 "SELECT rowid, -bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s DESC LIMIT ?",
-                (*weights, _phrase(term), limit),
+                (*weights, match_phrase(term), limit),
             ).fetchall()
         except sqlite3.OperationalError:
             return []
@@ -593,7 +589,7 @@ class Index:
             return [
                 r[0]
                 for r in self.conn.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ?", (_phrase(term),)
+                    "SELECT rowid FROM fts WHERE fts MATCH ?", (match_phrase(term),)
                 )
             ]
         except sqlite3.OperationalError:
