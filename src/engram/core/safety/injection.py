@@ -702,8 +702,8 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     out: list[tuple[str, re.Pattern[str], bool]] = []
     for kind, pats, negatable in (
         (OVERRIDE, _OVERRIDE_RX, False),
-        (ROLE, _ROLE_RX, False),
         (SYSTEM, _SYSTEM_RX, False),
+        (ROLE, _ROLE_RX, False),
         (BYPASS, _BYPASS_RX, False),
         (BYPASS, _CONCEAL_RX, False),
         (BYPASS, _SAFETY_OFF_RX, True),
@@ -711,6 +711,26 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     ):
         out.append((kind, lazy_compile(_factored(pats, verbs)), negatable))
     return tuple(out)
+
+
+# What withholds a hand-written file nobody reviewed (`strict=False`): only the families
+# that ordinary team notes do not produce: explicit overrides of earlier instructions, text
+# posing as a system or tool message, telling the reader who it now is, exfiltration,
+# hidden text and active markup. "Bypass the human" phrasings and granted powers stay for
+# what an agent proposes (`strict=True`, where a person approves each write): a team's own
+# "on-call may flip the kill switch without approval" reads the same to a grammar, and
+# withholding it overrules its author.
+_LENIENT_GRAMMAR = 3  # the first entries of `_grammar()`: override, system, role
+# ... and hiding from or bypassing the person, when the text names that person or the tool
+# ("do not tell the user", "call engram_commit yourself"), which a team's own notes do not.
+_NAMES_REVIEWER = lazy_compile(
+    r"\b(?:users?|humans?|reviewers?|approvers?|persons?|operators?|engram\w*|"
+    r"utilisateur\w*|usuario\w*|benutzer\w*|nutzer\w*)\b|ユーザー|用户|用戶"
+)
+_LENIENT_INTENTS = frozenset(
+    {"override", "fake_system", "exfiltration", "hidden_instruction", "prompt_leak",
+     "disable_safety"}
+)  # fmt: skip
 
 
 def _factored(pats: tuple[str, ...], prefixes: list[str]) -> str:
@@ -801,7 +821,7 @@ def _hidden_texts(text: str) -> list[str]:
     return [f for f in found if f and f.strip()]
 
 
-def _phrasing(text: str, depth: int = 0) -> Refusal | None:
+def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | None:
     text = _MARKER.sub("[redacted]", text)  # our own markers name secret kinds, not requests
     text = blank_mentions(text)  # "send the chatbot the phrase '…'": quoted as an example
     sk = skeleton(text)
@@ -816,7 +836,9 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
     if _WORD_JOIN.search(sk):  # "ignore_all_previous_instructions", "disable-the-scanner"
         forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:
-        for kind, rx, negatable in _grammar():
+        names_reviewer = strict or _NAMES_REVIEWER.search(form) is not None
+        grammar = _grammar() if names_reviewer else _grammar()[:_LENIENT_GRAMMAR]
+        for kind, rx, negatable in grammar:
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):
                     continue
@@ -825,7 +847,11 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
         if hit:
             return Refusal(EXFIL, hit[:60])
         intent = find_intent(form)
-        if intent:
+        if intent and (
+            strict
+            or intent[0] in _LENIENT_INTENTS
+            or (intent[0] == "concealment" and names_reviewer)
+        ):
             return Refusal(_INTENT_KINDS[intent[0]], intent[1][:60])
     if "<" in text or "]:" in text:
         for hidden in _hidden_texts(text):
@@ -841,14 +867,18 @@ def _phrasing(text: str, depth: int = 0) -> Refusal | None:
         return Refusal(ADDRESS, m.group(0)[:60])
     if depth == 0:
         for decoded in _decoded_texts(text):
-            r = _phrasing(decoded, depth + 1)
+            r = _phrasing(decoded, depth + 1, strict=strict)
             if r is not None:
                 return Refusal(f"encoded {r.kind}", r.excerpt)
     return None
 
 
-def find_injection(text: str) -> Refusal | None:
-    """The first reason to refuse `text`, or None: hidden characters, markup, phrasing."""
+def find_injection(text: str, *, strict: bool = True) -> Refusal | None:
+    """The first reason to refuse `text`, or None: hidden characters, markup, phrasing.
+
+    `strict` (what an agent proposes) runs every family; `strict=False` (a hand-written
+    file on read) only the high-precision ones. Whatever passes strict passes lenient.
+    """
     hit = _hidden_char(text)
     if hit is not None:
         _, ch = hit
@@ -865,4 +895,4 @@ def find_injection(text: str) -> Refusal | None:
         r = _markup(visible_form(text))
         if r is not None:
             return r
-    return _phrasing(text)
+    return _phrasing(text, strict=strict)

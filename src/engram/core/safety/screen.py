@@ -7,6 +7,7 @@ between such a file and the agent that trusts what Engram shows it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from itertools import pairwise
@@ -140,12 +141,12 @@ def split_code(text: str) -> tuple[str, str]:
     return "".join(prose), "\n".join(code)
 
 
-def _field_injection(text: str) -> str:
+def _field_injection(text: str, strict: bool = False) -> str:
     """Why `text` reads like an instruction to the agent, or ''; code counts where it is prose."""
     from engram.core.safety.scan import find_injection
 
     prose, code = split_code(text)
-    hit = find_injection(prose)
+    hit = find_injection(prose, strict=strict)
     if hit is not None:
         return hit.kind
     if not code:
@@ -157,11 +158,11 @@ def _field_injection(text: str) -> str:
     if hidden:
         return f"{hidden} in a code span"
     runs = "\n".join(m.group(0) for m in re.finditer(_PROSE_RUN, code))
-    hit = find_injection(runs) if runs else None
+    hit = find_injection(runs, strict=strict) if runs else None
     return f"{hit.kind}, in a code span" if hit is not None else ""
 
 
-def find_unsafe_field(mem: Memory) -> str:
+def find_unsafe_field(mem: Memory, *, strict: bool = False) -> str:
     """'<field>: <reason>' for the first field that reads like an instruction to the agent."""
     for name, text in shown_fields(mem):
         if name == "type":
@@ -169,22 +170,58 @@ def find_unsafe_field(mem: Memory) -> str:
         if name == "id":  # a slug; its words are read as a sentence
             from engram.core.safety.scan import find_injection
 
-            hit = find_injection(text.replace("-", " "))
+            hit = find_injection(text.replace("-", " "), strict=strict)
             if hit is not None:
                 return f"id: {hit.kind}"
             continue
-        reason = _field_injection(text)
+        reason = _field_injection(text, strict)
         if reason:
             return f"{name}: {reason}"
     return ""
 
 
 def find_secret_kinds(mem: Memory) -> list[str]:
-    """The kinds of secret or personal data `redact` finds in the fields shown to the agent."""
+    """The kinds of secret or personal data `redact` finds in the fields shown to the agent.
+
+    Field by field, as `redacted_memory` cleans them: a memory it returned has none left.
+    Short fields (tags, dates, names) are read together, one per line, since no secret
+    shape spans a line break without the text of a longer field around it.
+    """
     from engram.core.safety.scan import redact
 
-    text = "\n".join(t for name, t in shown_fields(mem) if name not in _NOT_REDACTED)
-    return sorted(set(redact(text).kinds)) if text else []
+    kinds: set[str] = set()
+    short: list[str] = []
+    for name, text in shown_fields(mem):
+        if name in _NOT_REDACTED:
+            continue
+        if len(text) < 80 and "\n" not in text:
+            short.append(text)
+        else:
+            kinds.update(redact(text).kinds)
+    if short:
+        for line, found in zip(short, _per_line_kinds("\n".join(short)), strict=True):
+            if found:
+                kinds.update(redact(line).kinds)
+    return sorted(kinds)
+
+
+def _per_line_kinds(text: str) -> list[bool]:
+    """For each line of `text`, whether a secret span touches it (one scan for all lines)."""
+    from engram.core.safety.secrets import secret_spans
+
+    lines = text.split("\n")
+    starts = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    hit = [False] * len(lines)
+    for s0, e0, _ in secret_spans(text):
+        first = bisect.bisect_right(starts, s0) - 1
+        last = bisect.bisect_right(starts, max(s0, e0 - 1)) - 1
+        for i in range(first, last + 1):
+            hit[i] = True
+    return hit
 
 
 class Findings(NamedTuple):
@@ -201,8 +238,20 @@ class Findings(NamedTuple):
         return json.dumps({"unsafe": self.unsafe, "secrets": self.secrets})
 
 
+def screen_memory(mem: Memory, *, strict: bool = False) -> Findings:
+    """The one screen of a memory: what it holds that the agent must not see as written.
+
+    The read path calls it on what it is about to show (`strict=False`: a hand-written
+    file keeps all but the high-precision families); the commit calls it on exactly what
+    it is about to write (`strict=True`: an agent proposed it). Whatever a commit writes
+    therefore loads unchanged.
+    """
+    return Findings(find_unsafe_field(mem, strict=strict), find_secret_kinds(mem))
+
+
 def memory_findings(mem: Memory) -> Findings:
-    return Findings(find_unsafe_field(mem), find_secret_kinds(mem))
+    """The read-side findings of a memory file (`screen_memory`, lenient)."""
+    return screen_memory(mem)
 
 
 def title_findings(title: str) -> Findings:

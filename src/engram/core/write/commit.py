@@ -39,6 +39,7 @@ from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, MemoryParseError, render_memory, today_iso
 from engram.core.results import Result
 from engram.core.safety.scan import check_id, find_injection, redact, scan_text
+from engram.core.safety.screen import redacted_memory, screen_memory
 from engram.core.store.files import file_hash, locked
 from engram.core.store.journal import (
     Recovery,
@@ -399,8 +400,8 @@ def _plan(
 
     # Build the file changes per root.
     for e in writable:
-        for root in target_roots:
-            _plan_one(out, root, e, payload)
+        if not all(_plan_one(out, root, e, payload) for root in target_roots):
+            continue  # refused by the screen: deferred once, and a promoted note stays
         if e.get("promote_from"):
             src = e["promote_from"]
             root = roots.by_scope(src["scope"])
@@ -421,10 +422,40 @@ def _durables(root: Root) -> list[Memory]:
     return durable_memories(root)
 
 
-def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, Any]) -> None:
+def as_written(mem: Memory) -> tuple[Memory | None, str, list[str]]:
+    """The memory a commit may write: (memory, '', kinds redacted) or (None, why, []).
+
+    The same screen the read path runs, on exactly what is written (every field the
+    agent will see, generated variants and tags included), strictly: an agent proposed
+    it. Secrets are redacted until none is left, so what is written loads unchanged.
+    """
+    kinds: list[str] = []
+    for _ in range(3):
+        found = screen_memory(mem, strict=True)
+        if found.unsafe:
+            field_name, _, why = found.unsafe.partition(": ")
+            return None, f"{field_name} refused when the memory was screened: {why}", []
+        if not found.secrets:
+            return mem, "", kinds
+        kinds += found.secrets
+        mem = redacted_memory(mem)
+    return None, "it still holds a secret after redaction; rephrase it without the secret", []
+
+
+def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """Stage the change of one candidate in one root; False when the screen refused it."""
     changes = out.changes.setdefault(str(root.path), {})
     v = e["verdict"]
     note = e.get("note")
+
+    def screened(mem: Memory) -> Memory | None:
+        clean, why, kinds = as_written(mem)
+        if clean is None:
+            _defer(out, e, why)
+        elif kinds:
+            out.redacted.append((e["number"], sorted(set(kinds))))
+        return clean
+
     if note:
         today = dt.date.today()
         mem = new_memory(e, root, payload)
@@ -432,13 +463,16 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
         mem.objective = note["objective"]
         mem.valid_until = (today + dt.timedelta(days=int(note["ttl_days"]))).isoformat()
         mem.variants = {}
+        mem = screened(mem)
+        if mem is None:
+            return False
         rel = f"{WORKING_DIR}/{mem.id}.md"
         changes[rel] = render_memory(mem)
         out.written.append(
             {"id": mem.id, "scope": root.scope, "file": rel, "verdict": "ADD",
              "valid_until": mem.valid_until, "path": str(root.path / rel)}
         )  # fmt: skip
-        return
+        return True
     rel_old = _durable_rel(root, v["target"]) if v["target"] else None
     if v["kind"] == "UPDATE" and rel_old:
         old = _read(root, rel_old)
@@ -450,10 +484,12 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
                 code="memory.parse_error",
             )
         diff = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
-        kept = _revision_rel(root, old.id, old.revision, changes)
-        changes[kept] = raw.decode("utf-8")  # the old file exactly as it was
         was = old.revision
-        mem = updated_memory(old, e, payload)
+        mem = screened(updated_memory(old, e, payload))
+        if mem is None:
+            return False
+        kept = _revision_rel(root, old.id, was, changes)
+        changes[kept] = raw.decode("utf-8")  # the old file exactly as it was
         rel = f"{TYPE_DIRS[mem.type]}/{mem.id}.md"
         changes[rel] = render_memory(mem)
         if rel != rel_old:
@@ -462,8 +498,10 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
             {"id": mem.id, "scope": root.scope, "file": rel, "verdict": "UPDATE",
              "previous": {"revision": was, "file": kept}, "diff": diff}
         )  # fmt: skip
-        return
-    mem = new_memory(e, root, payload)
+        return True
+    mem = screened(new_memory(e, root, payload))
+    if mem is None:
+        return False
     verdict = "ADD"
     extra: dict[str, Any] = {}
     if v["kind"] == "SUPERSEDE" and rel_old:
@@ -487,6 +525,7 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
     out.written.append(
         {"id": mem.id, "scope": root.scope, "file": rel, "verdict": verdict, **extra}
     )
+    return True
 
 
 def _apply(
