@@ -99,7 +99,7 @@ def test_redaction_warnings_come_with_the_preview_before_approval(
     project: Path, monkeypatch, capsys
 ) -> None:
     code, out, err = prompt(project, monkeypatch, capsys, "A\n", "save", "knowledge",
-                            "The admin is bob@example.com for this service.")  # fmt: skip
+                            "The admin is bob@northwind-mail.com for this service.")  # fmt: skip
     assert code == 0
     warning = out.index("Warning:")
     assert "email" in out[warning:].splitlines()[0]

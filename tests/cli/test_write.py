@@ -216,10 +216,10 @@ def test_eof_at_the_prompt_ends_the_prompt_line(project: Path, monkeypatch, caps
 
 def test_force_still_reports_what_was_redacted(project: Path, monkeypatch, capsys) -> None:
     code, out, err = run(project, monkeypatch, capsys, "save", "-f", "knowledge",
-                         "The admin is bob@example.com for this service.")  # fmt: skip
+                         "The admin is bob@northwind-mail.com for this service.")  # fmt: skip
     assert code == 0 and "Saved 1 memory" in out
     assert "redacted" in err and "email" in err
-    code, out, err = run(project, monkeypatch, capsys, "note", "-f", "Ask bob@example.com.",
+    code, out, err = run(project, monkeypatch, capsys, "note", "-f", "Ask bob@northwind-mail.com.",
                          "--objective", "call +1 415 555 0132 first")  # fmt: skip
     assert code == 0 and "email" in err and "objective" in err
 

@@ -51,6 +51,10 @@ FIXES: dict[str, str] = {
     "host.config_invalid": "fix the syntax of the host's file, then `engram doctor` again",
     "host.command_needs_activation": "run `engram upgrade` from the installation hosts "
     "should start (it registers an absolute path)",
+    "memory.unsafe": "read the file; rewrite the flagged text, or keep it as written for you: "
+    "`engram verify --accept FILE` (the Keep as written button does the same)",
+    "memory.secret": "remove the secret from the file, or, if it is not one, keep the file as "
+    "written for you: `engram verify --accept FILE`",
     "safety.redacted": "nothing to do: the secret was replaced before anything was stored",
     "safety.refused": "rephrase the line as a plain fact, rule or workflow and propose it again",
 }

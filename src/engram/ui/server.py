@@ -332,6 +332,9 @@ class Handler(BaseHTTPRequestHandler):
         posts = {
             "/api/approve": lambda r: views.approve(r, body.get("token"), body.get("approve")),
             "/api/decline": lambda r: views.decline(r, body.get("token"), body.get("reason")),
+            "/api/accept-review": lambda r: views.accept_review(
+                r, body.get("scope"), body.get("path")
+            ),
         }
         table = gets if method == "GET" else posts
         if path not in table:

@@ -249,13 +249,34 @@ def _token(token: Any) -> str:
     return token
 
 
+REVIEWABLE = ("memory.unsafe", "memory.secret")
+
+
+def accept_review(roots: Roots, scope: Any, path: Any) -> dict[str, Any]:
+    """The review page's "Keep as written": `engram verify --accept FILE` for one file."""
+    if scope not in ("workspace", "global"):
+        raise UsageError("scope must be workspace or global")
+    root = _root(roots, scope)
+    if not isinstance(path, str) or not re.fullmatch(r"[a-z]+/[^/\x00-\x1f]+\.md", path):
+        raise UsageError(f"{path!r} is not a memory file path like rules/x.md")
+    if ".." in path:
+        raise UsageError("'..' is not allowed in a memory file path")
+    result = api.verify(roots, accept=[str(root.path / path)])
+    return {"result": result.envelope(), "text": result.text}
+
+
 def health(start: Path | None, roots: Roots) -> dict[str, Any]:
     """`engram verify` and `engram doctor` findings, as those commands compute them."""
 
     verify = api.verify(roots)
     doc = doctor(start)
+    envelope = verify.envelope()
+    for d in envelope.get("diagnostics") or []:
+        scope = str(d.get("message", "")).split(":", 1)[0]
+        if d.get("code") in REVIEWABLE and d.get("path") and scope in ("workspace", "global"):
+            d["accept"] = {"scope": scope, "path": d["path"]}  # the Keep as written button
     return {
-        "verify": _with_fixes(verify.envelope()),
+        "verify": _with_fixes(envelope),
         "verify_text": verify.text,
         "doctor": _with_fixes(doc.envelope()),
         "doctor_text": doc.text,

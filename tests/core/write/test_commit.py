@@ -150,7 +150,7 @@ def test_archive_moves_and_never_deletes(project: Path) -> None:
     roots = resolve_roots(project)
     api.save_session_force(roots, "TYPE: knowledge | TEXT: Builds use Bazel.")
     before = (root_of(project) / "knowledge/builds-use-bazel.md").read_text()
-    out = api.archive(roots, "builds-use-bazel", "moved to Pants; ask jane.doe@example.com")
+    out = api.archive(roots, "builds-use-bazel", "moved to Pants; ask jane.doe@northwind-mail.com")
     assert out.data["file"] == "archive/builds-use-bazel.md"
     archived = load(project, "archive/builds-use-bazel.md")
     assert archived.archived_reason == "moved to Pants; ask [REDACTED:email]"

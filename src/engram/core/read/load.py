@@ -287,6 +287,11 @@ def _signature(
 INSPECT_HINT = "a person can read the file and run `engram verify`"
 
 
+def accept_hint(rel: str) -> str:
+    """How the person keeps a flagged file as they wrote it, for themselves."""
+    return f"a person who has read it can keep it as written with `engram verify --accept {rel}`"
+
+
 def _withheld_line(w: dict[str, str]) -> str:
     """The one line that tells the agent and the person a memory was not shown, and why.
 
@@ -301,7 +306,8 @@ def _withheld_line(w: dict[str, str]) -> str:
         )
     return (
         f"Withheld `{w['id']}` ({w['scope']}: {w['file']}): its {w['field']} reads like an "
-        f"instruction aimed at the agent ({w['reason']}), so it is not shown; {INSPECT_HINT}."
+        f"instruction aimed at the agent ({w['reason']}), so it is not shown; "
+        f"{accept_hint(w['file'])}."
     )
 
 
@@ -314,6 +320,8 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
     mem = ctx.index.memory(row["rowid"])
     found = decode_findings(ctx.index.unsafe(row["rowid"], mem))
     where = f"{row['scope']}: {row['rel']}"
+    if (found.unsafe or found.secrets) and _reviewed(ctx, row):
+        return mem  # this person read this exact version and keeps it as written
     if found.unsafe:
         field, _, why = found.unsafe.partition(": ")
         entry = {
@@ -337,10 +345,19 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
             "memory.secret_redacted",
             f"{row['id']} ({where}) holds what looks like a secret or personal data "
             f"({', '.join(found.secrets)}); "
-            "it was redacted before the agent saw it; remove it from the file",
+            "it was redacted before the agent saw it; remove it from the file, or "
+            f"{accept_hint(row['rel'])}",
         )
         return ctx.index.redacted_memory(row["hash"] or "", mem)
     return mem
+
+
+def _reviewed(ctx: ReadContext, row: sqlite3.Row) -> bool:
+    """Whether this user accepted this exact file version (`engram verify --accept FILE`)."""
+    from engram.core.store.reviews import is_reviewed
+
+    root = ctx.roots.by_scope(row["scope"])
+    return root is not None and is_reviewed(root.path / row["rel"], row["hash"] or "")
 
 
 WITHHELD_TITLE = "(withheld: reads like an instruction aimed at the agent; see `engram verify`)"
@@ -358,6 +375,8 @@ def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> 
             found = _TITLE_VERDICTS[key] = title_findings(row["title"])
     else:
         found = decode_findings(ctx.index.unsafe(row["rowid"]))
+    if (found.unsafe or found.secrets) and _reviewed(ctx, row):
+        return row["title"]
     if found.unsafe:
         return WITHHELD_TITLE
     if found.secrets:
@@ -816,7 +835,9 @@ def _id_unsafe(row: sqlite3.Row) -> bool:
     if verdict is None:
         from engram.core.safety.scan import find_injection
 
-        verdict = _ID_VERDICTS[row["id"]] = find_injection(row["id"].replace("-", " ")) is not None
+        verdict = _ID_VERDICTS[row["id"]] = (
+            find_injection(row["id"].replace("-", " "), strict=False) is not None
+        )
     return verdict
 
 

@@ -531,6 +531,14 @@ _MACHINE_EMAIL = lazy_compile(
 )
 
 
+# Documentation and reserved names (RFC 2606, RFC 6761, RFC 8375, ICANN's .internal) are no
+# one's address: `qa@example.com`, `tech@acme.test`, `bob@printer.local` are test data.
+_RESERVED_DOMAIN = lazy_compile(
+    r"(?i)@(?:[\w-]+\.)*(?:example|invalid|localhost|test|local|internal|home\.arpa|"
+    r"example\.(?:com|net|org|edu))$|@(?:[\w-]+\.)*example(?:\.[a-z]{2,3}){1,2}$"
+)
+
+
 # Role mailboxes (RFC 2142 and their common kin) reach a team, not a person.
 _ROLE_MAILBOX = lazy_compile(
     r"(?i)(?:security|privacy|dpo|gdpr|legal|conduct|abuse|postmaster|hostmaster|webmaster|support|"
@@ -549,8 +557,11 @@ def _pii_spans(text: str) -> list[Span]:
             r"\b(?:ssh|scp|rsync|sftp|mosh|git\s+clone|git\s+remote|ssh-copy-id)\b", line_before
         ):
             continue
-        if _MACHINE_EMAIL.search(m.group(0)) or _ROLE_MAILBOX.match(m.group(0)):
+        found = m.group(0)
+        if _MACHINE_EMAIL.search(found) or _ROLE_MAILBOX.match(found):
             continue  # service accounts and no-reply senders name machines, not people
+        if _RESERVED_DOMAIN.search(found):
+            continue  # a documentation or test address
         out.append((m.start(), m.end(), "email"))
     for m in _IBAN.finditer(text):
         s = m.group(0)

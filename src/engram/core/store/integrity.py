@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import time
 from pathlib import Path
@@ -11,11 +13,12 @@ from typing import Any
 from engram.core.errors import ContainmentError, UsageError
 from engram.core.memory import MemoryParseError
 from engram.core.results import Diagnostic, Result
-from engram.core.safety.screen import memory_findings
+from engram.core.safety.screen import decode_findings, memory_findings
 from engram.core.store.files import (
     MANAGED_DIRS,
     MEMORY_DIRS,
     atomic_write,
+    file_hash,
     file_stat,
     link_findings,
     read_json,
@@ -26,8 +29,11 @@ from engram.core.store.journal import recover_interrupted
 from engram.core.store.layout import Root, Roots
 from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
 from engram.core.store.memoryfiles import bad_names, read_memory_file
+from engram.core.store.reviews import is_reviewed, record_reviews
+from engram.core.store.userkey import user_signing_key
 
 LAST_VERIFY_FILE = "last-verify.json"
+SCREENED_FILE = "screened.json"  # file hash -> stored findings, signed with the user's key
 
 
 def check_root(root: Root) -> dict[str, Any]:
@@ -47,7 +53,7 @@ def check_root(root: Root) -> dict[str, Any]:
         "missing": sorted(r for r in manifest if r not in current),
         "unmanaged": sorted(r for r in current if r not in manifest),
         "invalid": invalid,
-        "flagged": content_report(root),
+        **content_report(root),
         "links": link_report(root),
     }
 
@@ -59,19 +65,61 @@ def link_report(root: Root) -> list[dict[str, str]]:
 
 
 FLAG_HINT = {
-    "memory.unsafe": "it is withheld from the agent until a person rewrites that text",
-    "memory.secret": "it is redacted before the agent sees it; remove it from the file",
+    "memory.unsafe": "it is withheld from the agent",
+    "memory.secret": "it is redacted before the agent sees it",
 }
 
 
-def content_report(root: Root) -> list[dict[str, str]]:
+def _accept_hint(rel: str) -> str:
+    return (
+        f"once you have read it, keep it as written (for you) with `engram verify --accept {rel}`"
+    )
+
+
+def _screened_mac(key: bytes, entries: dict[str, str]) -> str:
+    body = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hmac.new(key, b"screened\0" + body, hashlib.sha256).hexdigest()
+
+
+def _read_screened(root: Root, key: bytes | None) -> dict[str, str]:
+    """Stored findings per file version; only ones this user's key signed (a clone may ship
+    the cache folder, and a forged 'clean' must not hide a flagged file from verify)."""
+    if key is None:
+        return {}
+    try:
+        data = read_json(root, root.cache_dir / SCREENED_FILE)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
+        return {}
+    entries = {k: v for k, v in data["entries"].items() if isinstance(v, str)}
+    mac = data.get("mac")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _screened_mac(key, entries)):
+        return {}
+    return entries
+
+
+def _write_screened(root: Root, key: bytes | None, entries: dict[str, str]) -> None:
+    if key is None:
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(
+            root.cache_dir / SCREENED_FILE,
+            json.dumps({"entries": entries, "mac": _screened_mac(key, entries)}),
+            root=root,
+        )
+
+
+def content_report(root: Root) -> dict[str, list[dict[str, str]]]:
     """Loaded memories whose text is withheld (reads like an instruction) or holds secrets.
 
     Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
-    with a stable code, as the read path treats it.
+    with a stable code, as the read path treats it. A file this user accepted as written
+    (`engram verify --accept FILE`) is listed under `reviewed`, not as a problem. Findings
+    are stored per file version, so a second verify screens only what changed.
     """
 
-    out: list[dict[str, str]] = [
+    flagged: list[dict[str, str]] = [
         {
             "path": shown,
             "code": "memory.bad_name",
@@ -79,31 +127,50 @@ def content_report(root: Root) -> list[dict[str, str]]:
         }
         for shown, problem in bad_names(root, MEMORY_DIRS)
     ]
+    reviewed: list[dict[str, str]] = []
+    key = user_signing_key()
+    stored = _read_screened(root, key)
+    seen: dict[str, str] = {}
     for fs in scan_files(root, MEMORY_DIRS):
         try:
-            mem, _ = read_memory_file(root, fs.rel)
+            mem, raw = read_memory_file(root, fs.rel)
         except (MemoryParseError, OSError):
             continue  # reported as invalid
-        found = memory_findings(mem)
+        digest = file_hash(raw)
+        flag = stored.get(digest)
+        if flag is None:
+            flag = memory_findings(mem).encode()
+        seen[digest] = flag
+        found = decode_findings(flag)
+        if not (found.unsafe or found.secrets):
+            continue
+        if is_reviewed(root.path / fs.rel, digest):
+            reviewed.append({"path": fs.rel, "code": "memory.reviewed",
+                             "reason": "was read and kept as written by you; it loads as written"})  # fmt: skip
+            continue
         if found.unsafe:
-            out.append(
+            what = found.unsafe.replace(": ", " reads like an instruction aimed at the agent: ", 1)
+            flagged.append(
                 {
                     "path": fs.rel,
                     "code": "memory.unsafe",
-                    "reason": f"{found.unsafe.replace(': ', ' reads like an instruction aimed at the agent: ', 1)}; "
-                    + FLAG_HINT["memory.unsafe"],
+                    "reason": f"{what}; {FLAG_HINT['memory.unsafe']}; rewrite it, or "
+                    + _accept_hint(fs.rel),
                 }
             )
         if found.secrets:
-            out.append(
+            flagged.append(
                 {
                     "path": fs.rel,
                     "code": "memory.secret",
                     "reason": "holds what looks like a secret or personal data "
-                    f"({', '.join(found.secrets)}); " + FLAG_HINT["memory.secret"],
+                    f"({', '.join(found.secrets)}); {FLAG_HINT['memory.secret']}; "
+                    f"remove it, or {_accept_hint(fs.rel)}",
                 }
             )
-    return out
+    if seen != stored:
+        _write_screened(root, key, seen)
+    return {"flagged": flagged, "reviewed": reviewed}
 
 
 def _resolve_accept_path(roots: Roots, raw: str) -> tuple[Root, str]:
@@ -170,7 +237,21 @@ def _accept(roots: Roots, paths: list[str] | None) -> list[str]:
                     files.pop(rel, None)
                 accepted.append(f"{root.scope}:{rel}")
             write_manifest(root, files)
+    # A file named here was read by this person: its flagged text loads as written for
+    # them (this version only; the record is theirs, outside the repository).
+    record_reviews(_named_versions(targets))
     return accepted
+
+
+def _named_versions(targets: list[tuple[Root, str]]) -> list[tuple[Path, str]]:
+    out = []
+    for root, rel in targets:
+        try:
+            _, raw = read_memory_file(root, rel)
+        except (MemoryParseError, OSError):
+            continue  # absent or unreadable: nothing to show as written
+        out.append((root.path / rel, file_hash(raw)))
+    return out
 
 
 def verify_roots(
@@ -199,6 +280,11 @@ def verify_roots(
     lines.extend(r for r in repaired if r not in finished)
     if accepted:
         lines.append(f"Accepted {len(accepted)} file(s): " + ", ".join(accepted))
+    if accept_all and any(r["flagged"] for r in reports):
+        lines.append(
+            "Flagged files are kept as written only when you name them, one by one, after "
+            "reading them: `engram verify --accept FILE` (the hashes of all files were recorded)."
+        )
     for r in reports:
         head = f"{r['scope']} root {r['path']}:"
         issues = []
@@ -213,6 +299,7 @@ def verify_roots(
             issues.append(f"  {bad['code']}: {bad['path']} {bad['reason']}")
         lines.append(head + (" ok" if not issues else ""))
         lines.extend(issues)
+        lines.extend(f"  reviewed: {g['path']} {g['reason']}" for g in r["reviewed"])
     if problems:
         lines.extend(_summary(reports, problems))
     result = Result(text="\n".join(lines), ok=problems == 0)
