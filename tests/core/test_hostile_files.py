@@ -158,7 +158,7 @@ INJECTED: list[tuple[str, bytes, str]] = [
     ("rules/inj-variant.md", front("inj-variant", "rule", f"# Deploy to staging first\n\n## Rule variants\n\n- Balanced: Deploy to staging. {INJECTION}.", "tags: [deploy]"), "variants"),
     ("knowledge/inj-section.md", front("inj-section", "knowledge", f"# Deploy notes\n\n- Staging.\n\n## Notes\n\n<!-- {INJECTION} -->", "tags: [deploy]"), "extra_sections"),
 ]  # fmt: skip
-SECRET_KEY = "AKIAIOSFODNN7EXAMPLE"
+SECRET_KEY = "AKIAQ3ZB7LMN4XPR2TUV"
 SECRETS: list[tuple[str, bytes]] = [
     ("knowledge/secret-body.md", front("secret-body", "knowledge", f"# Deploy credentials\n\n- The staging deploy key is {SECRET_KEY} for the cluster.", "tags: [deploy]")),
     ("knowledge/secret-fm.md", front("secret-fm", "knowledge", "# Deploy token notes\n\n- Staging cluster tokens rotate weekly.", "tags: [deploy]", "token_hint: ghp_abcdefghijklmnopqrstuvwxyz0123456789")),

@@ -382,7 +382,7 @@ def _shown_title(ctx: ReadContext, row: sqlite3.Row, *, cheap: bool = False) -> 
     if found.secrets:
         from engram.core.safety.scan import redact
 
-        return redact(row["title"]).text
+        return redact(row["title"], strict=False).text
     return row["title"]
 
 

@@ -727,6 +727,7 @@ _NAMES_REVIEWER = lazy_compile(
     r"\b(?:users?|humans?|reviewers?|approvers?|persons?|operators?|engram\w*|"
     r"utilisateur\w*|usuario\w*|benutzer\w*|nutzer\w*)\b|ユーザー|用户|用戶"
 )
+_YOU = lazy_compile(r"\b(?:you|your|du|vous|tu|usted|sie)\b")
 _LENIENT_INTENTS = frozenset(
     {"override", "fake_system", "exfiltration", "hidden_instruction", "prompt_leak",
      "disable_safety"}
@@ -842,6 +843,13 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):
                     continue
+                if (
+                    not strict
+                    and kind in (OVERRIDE, ROLE)
+                    and not _YOU.search(m.group(0))
+                    and not aimed_at_reader(form)
+                ):
+                    continue  # "none of the backend rules apply on the device": a team's note
                 return Refusal(kind, m.group(0)[:60])
         hit = _exfiltration(form)
         if hit:

@@ -128,15 +128,18 @@ class Redaction:
         return bool(self.kinds)
 
 
-def redact(text: str) -> Redaction:
-    """Replace secrets and personal data with `[REDACTED:<kind>]`; repeat until stable."""
+def redact(text: str, *, strict: bool = True) -> Redaction:
+    """Replace secrets and personal data with `[REDACTED:<kind>]`; repeat until stable.
+
+    `strict=False`: only the kinds a hand-written file loses on read (`LENIENT_KEPT_KINDS`).
+    """
 
     kinds: list[str] = []
     for _ in range(3):
         markers = [m.span() for m in _MARKER.finditer(text)]
         spans = [
             sp
-            for sp in _merge(secret_spans(text))
+            for sp in _merge(secret_spans(text, strict=strict))
             # never re-redact our own markers
             if not any(ms <= sp[0] and sp[1] <= me for ms, me in markers)
             and "REDACTED:" not in text[sp[0] : sp[1]]

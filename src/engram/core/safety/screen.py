@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
 
@@ -141,8 +142,28 @@ def split_code(text: str) -> tuple[str, str]:
     return "".join(prose), "\n".join(code)
 
 
+# A field is a plain date, number, version or lowercase word: no sentence to read.
+_INERT = re.compile(r"[0-9][0-9T:.+\-Z ]{0,40}|[a-z]{1,24}|v?\d+(?:\.\d+){0,3}")
+
+
 def _field_injection(text: str, strict: bool = False) -> str:
-    """Why `text` reads like an instruction to the agent, or ''; code counts where it is prose."""
+    """Why `text` reads like an instruction to the agent, or ''; code counts where it is prose.
+
+    Verdicts of short fields are kept per process: tags, types and dates repeat across
+    thousands of memories, and a verify or a long-lived server screens each one once."""
+    if _INERT.fullmatch(text):
+        return ""
+    if len(text) <= 200:
+        return _short_field_injection(text, strict)
+    return _text_injection(text, strict)
+
+
+@lru_cache(maxsize=8192)
+def _short_field_injection(text: str, strict: bool) -> str:
+    return _text_injection(text, strict)
+
+
+def _text_injection(text: str, strict: bool) -> str:
     from engram.core.safety.scan import find_injection
 
     prose, code = split_code(text)
@@ -180,7 +201,7 @@ def find_unsafe_field(mem: Memory, *, strict: bool = False) -> str:
     return ""
 
 
-def find_secret_kinds(mem: Memory) -> list[str]:
+def find_secret_kinds(mem: Memory, *, strict: bool = False) -> list[str]:
     """The kinds of secret or personal data `redact` finds in the fields shown to the agent.
 
     Field by field, as `redacted_memory` cleans them: a memory it returned has none left.
@@ -197,15 +218,15 @@ def find_secret_kinds(mem: Memory) -> list[str]:
         if len(text) < 80 and "\n" not in text:
             short.append(text)
         else:
-            kinds.update(redact(text).kinds)
+            kinds.update(redact(text, strict=strict).kinds)
     if short:
-        for line, found in zip(short, _per_line_kinds("\n".join(short)), strict=True):
+        for line, found in zip(short, _per_line_kinds("\n".join(short), strict), strict=True):
             if found:
-                kinds.update(redact(line).kinds)
+                kinds.update(redact(line, strict=strict).kinds)
     return sorted(kinds)
 
 
-def _per_line_kinds(text: str) -> list[bool]:
+def _per_line_kinds(text: str, strict: bool) -> list[bool]:
     """For each line of `text`, whether a secret span touches it (one scan for all lines)."""
     from engram.core.safety.secrets import secret_spans
 
@@ -216,7 +237,7 @@ def _per_line_kinds(text: str) -> list[bool]:
         starts.append(pos)
         pos += len(line) + 1
     hit = [False] * len(lines)
-    for s0, e0, _ in secret_spans(text):
+    for s0, e0, _ in secret_spans(text, strict=strict):
         first = bisect.bisect_right(starts, s0) - 1
         last = bisect.bisect_right(starts, max(s0, e0 - 1)) - 1
         for i in range(first, last + 1):
@@ -246,7 +267,7 @@ def screen_memory(mem: Memory, *, strict: bool = False) -> Findings:
     it is about to write (`strict=True`: an agent proposed it). Whatever a commit writes
     therefore loads unchanged.
     """
-    return Findings(find_unsafe_field(mem, strict=strict), find_secret_kinds(mem))
+    return Findings(find_unsafe_field(mem, strict=strict), find_secret_kinds(mem, strict=strict))
 
 
 def memory_findings(mem: Memory) -> Findings:
@@ -259,7 +280,7 @@ def title_findings(title: str) -> Findings:
     from engram.core.safety.scan import redact
 
     reason = _field_injection(title) if title else ""
-    secrets = sorted(set(redact(title).kinds)) if title else []
+    secrets = sorted(set(redact(title, strict=False).kinds)) if title else []
     return Findings(f"title: {reason}" if reason else "", secrets)
 
 
@@ -276,15 +297,16 @@ def decode_findings(flag: str | None) -> Findings:
         return Findings(flag, [])  # a plain reason
 
 
-def redacted_memory(mem: Memory) -> Memory:
-    """A copy of `mem` with secrets in every shown field replaced by `[REDACTED:<kind>]`."""
+def redacted_memory(mem: Memory, *, strict: bool = False) -> Memory:
+    """A copy of `mem` with secrets in every shown field replaced by `[REDACTED:<kind>]`
+    (the kinds `screen_memory` with the same `strict` finds)."""
     from engram.core.safety.scan import redact
 
     def clean(name: str, value: Any, depth: int = 0) -> Any:
         if name in _NOT_REDACTED:
             return value
         if isinstance(value, str):
-            return redact(value).text if value else value
+            return redact(value, strict=strict).text if value else value
         if isinstance(value, list):
             return [clean(name, v, depth + 1) for v in value]
         if isinstance(value, dict) and depth < 16:

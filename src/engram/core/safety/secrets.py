@@ -49,6 +49,7 @@ _REFERENCE = lazy_compile(
     r"config\.|settings\.|self\.|this\.|cfg\.|conf\.|options\.|opts\.|args\.|params\.|request\.|req\.|"
     r"secrets\.|vars\.|context\.|ctx\.|system\.getenv|keyring|getpass|input\(|read|prompt\()"
 )
+_UUID = lazy_compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _DOTTED_IDENT = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$")
 _TRAIL = ".,;:)]}>"
 
@@ -62,10 +63,22 @@ def _shannon(value: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
 
 
+# Values that name a thing rather than hold a secret: an identifier made of words
+# (`secret_key`, `tok_test_visa`), a key pattern with a placeholder (`lg:tok:<token_id>`),
+# where the secret is kept ("in 1Password", "under Prod DB"), a host or image reference.
+_NAMED_VALUE = lazy_compile(
+    r"(?i)^(?:[a-z]+(?:[_-][a-z]+)*[_-](?:key|secret|token|password|pass|pwd|id|name|value)|"
+    r"(?:[a-z]+[_-])*(?:test|example|sample|dummy|fake|sandbox|demo|mock)(?:[_-][a-z]+)*|"
+    r"[\w.:/-]*<[a-z_][\w-]*>?|(?:in|at|on|from|under|inside|via|stored\s+in|kept\s+in)\s.*|"
+    r"(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?/[\w./:@-]*)$"
+)
+
+
 def _is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     return (
         not v
+        or bool(_NAMED_VALUE.match(v))
         or v.lower() in _KNOWN_WORDS
         or bool(_PLACEHOLDER.match(v))
         or len(set(v.lower())) <= 2
@@ -93,6 +106,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     """
     if _is_placeholder(value) or len(value) < 4:
         return False
+    if not strong and _UUID.fullmatch(value):
+        return False  # an idempotency key, a request id: identifiers, not credentials
     if not quoted and (value.startswith("--") or re.fullmatch(r"#[0-9a-fA-F]{3,8}", value)):
         return False  # a flag, a CSS custom property or a colour
     if not quoted and (
@@ -1232,8 +1247,21 @@ def _spaced_and_listed_spans(text: str) -> list[Span]:
     return out
 
 
-def secret_spans(text: str, *, depth: int = 0) -> list[Span]:
+# Kinds a hand-written file nobody reviewed keeps on read (`strict=False`): a team's own
+# addresses, phone numbers and account numbers are its business, and the shapes no format
+# names (a run that only looks random, a value cut in pieces) misfire on ordinary notes.
+# Credentials in a known format, key material, passwords and connection strings are still
+# redacted; what an agent proposes (`strict=True`) is screened for every kind.
+LENIENT_KEPT_KINDS = frozenset({"email", "phone", "iban", "split-secret", "high-entropy-string"})
+
+
+def secret_spans(text: str, *, depth: int = 0, strict: bool = True) -> list[Span]:
     """(start, end, kind) of every secret or personal datum in `text` (may overlap)."""
+    spans = _all_spans(text, depth)
+    return spans if strict else [sp for sp in spans if sp[2] not in LENIENT_KEPT_KINDS]
+
+
+def _all_spans(text: str, depth: int) -> list[Span]:
     spans = _known_format_spans(text)
     spans += _detect_secrets_spans(text)
     spans += _assignment_spans(text)

@@ -438,7 +438,7 @@ def as_written(mem: Memory) -> tuple[Memory | None, str, list[str]]:
         if not found.secrets:
             return mem, "", kinds
         kinds += found.secrets
-        mem = redacted_memory(mem)
+        mem = redacted_memory(mem, strict=True)
     return None, "it still holds a secret after redaction; rephrase it without the secret", []
 
 
