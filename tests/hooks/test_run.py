@@ -257,3 +257,28 @@ def test_a_prompt_routes_without_earlier_hook_context_blocks() -> None:
     assert strip_hook_context("plain <b>prompt</b>") == "plain <b>prompt</b>"
     two = "<hook_context>a</hook_context> <hook_context>b</hook_context>fix the login bug"
     assert strip_hook_context(two) == "fix the login bug"
+
+
+def _context(out: dict | None) -> str:
+    return (out or {}).get("hookSpecificOutput", {}).get("additionalContext", "") if out else ""
+
+
+def test_the_prompt_hook_stays_quiet_unless_it_is_sure(ws):
+    from engram.hooks.run import POINTER
+
+    for chit_chat in (
+        "thanks, that worked!",
+        "hello there",
+        "Translate 'good morning' into Spanish",
+    ):
+        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, chit_chat, session=chit_chat))
+        assert _context(out) == "", chit_chat
+    # A prompt the memory covers, but not confidently: never a list of weak cards; at most
+    # a one-line pointer of ~40 tokens that tells the model to search with its own words.
+    for text in ("release", "what about the staging cluster and the release train"):
+        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session=text))
+        context = _context(out)
+        if "\n---\nid:" in context:  # confident bodies, and no card beside them
+            assert " 0 cards, " in context.splitlines()[0], context.splitlines()[0]
+        elif context:
+            assert context.startswith(POINTER.split("{")[0]) and len(context) // 4 <= 40

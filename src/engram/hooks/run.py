@@ -119,9 +119,15 @@ def respond(
     paths, branch = work_signals(roots.project_dir, hook_cwd) if roots.project_dir else ([], "")
     if event == SESSION_START and objective.strip():
         query = objective.strip()[:2000]
-    # The noise budget: a prompt injects at most `hook.max_bodies` confident bodies plus
-    # cards, and a prompt of one meaningful word ("commit this", "continue") no cards.
-    prompt_only = {"max_bodies": config.get("hook.max_bodies"), "thin_cards": False}
+    # The noise budget: on a prompt the hook speaks only when it is sure. It injects at most
+    # `hook.max_bodies` confident bodies and never a list of weak cards; when the prompt
+    # touches memory without a confident match it says so in one line (`POINTER`), so the
+    # model can search with its own words; chit-chat and general questions get nothing.
+    prompt_only = {
+        "max_bodies": config.get("hook.max_bodies"),
+        "thin_cards": False,
+        "cards": False,
+    }
     result = api.load(
         roots,
         api.LoadRequest(
@@ -150,11 +156,22 @@ def respond(
     api.record_retrievals(roots, list(result.data.get("body_keys", [])))
     cache.remember(session, signature, event)
     selected = list(result.data.get("selected_keys", []))
+    unshown = list(result.data.get("unshown_cards") or [])
     if not selected and not result.data.get("withheld"):  # a withheld memory is always told
+        if event == PROMPT and unshown:
+            return _answer(host, event, POINTER.format(ids=", ".join(unshown)),
+                           f"pointer ({len(unshown)} unsure)" if proof_on else None)  # fmt: skip
         return _answer(host, event, None, "skipped (no memory matched)" if proof_on else None)
     ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
     proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
     return _answer(host, event, result.text, proof if proof_on else None)
+
+
+# At most ~40 tokens: what may apply, and how the model finds out with its own searches.
+POINTER = (
+    "Engram: project memory may apply ({ids}); if this is project work, call engram_load "
+    "with 2-4 short queries of your own."
+)
 
 
 def strip_hook_context(prompt: str) -> str:

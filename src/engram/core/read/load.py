@@ -406,6 +406,11 @@ def load_memories(roots: Roots, request: LoadRequest) -> Result:
     return ctx.result
 
 
+# A card left out of a `cards=False` load is named (the hook's pointer) only from this
+# confidence: a prompt that merely shares a word with memory gets nothing at all.
+POINTER_AT = 0.65
+
+
 class _Routed:
     """The select stage's answer: candidates in load order and what was left out, for one task."""
 
@@ -428,6 +433,7 @@ class _Routed:
         self.task_type, self.terms, self.searches = task_type, terms, searches
         self.budget, self.variant = budget, variant
         self.graded: list[dict[str, Any]] = []
+        self.unshown_cards: list[str] = []  # cards left out of a `cards=False` load
 
 
 class _Pack(NamedTuple):
@@ -499,7 +505,11 @@ def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str |
         c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
     routed.dropped = unsure + routed.dropped
     thin = query is not None and len(routed.terms) <= 1
-    if thin and not request.thin_cards:
+    if (thin and not request.thin_cards) or not request.cards:
+        if not thin:  # a one-word prompt ("continue") is not worth even a pointer
+            routed.unshown_cards = [
+                c.row["id"] for c in selected if c.tier == "card" and c.confidence >= POINTER_AT
+            ]
         selected = [c for c in selected if c.tier == "body"]
     # confident memories first (in load order, prerequisites before dependents), then cards
     selected = [c for c in selected if c.tier == "body"] + [c for c in selected if c.tier == "card"]
@@ -616,6 +626,10 @@ def _result_text_and_data(
         ),
         "withheld": [{k: v for k, v in w.items() if k != "hash"} for w in pack.withheld],
     }
+    if routed.unshown_cards:
+        data["unshown_cards"] = [
+            i for i in routed.unshown_cards[:3] if not _id_reads_as_instruction(i)
+        ]
     if request.explain:
         data["explain"] = _explain_data(routed.query, pack.selected, tiers, routed.dropped)
         data["explain"]["graded"] = routed.graded
@@ -827,18 +841,22 @@ def _visible_all(ctx: ReadContext) -> list[sqlite3.Row]:
 _ID_VERDICTS: dict[str, bool] = {}
 
 
+def _id_reads_as_instruction(mid: str) -> bool:
+    verdict = _ID_VERDICTS.get(mid)
+    if verdict is None:
+        from engram.core.safety.scan import find_injection
+
+        verdict = _ID_VERDICTS[mid] = (
+            find_injection(mid.replace("-", " "), strict=False) is not None
+        )
+    return verdict
+
+
 def _id_unsafe(row: sqlite3.Row) -> bool:
     """Whether a memory's id reads like an instruction (a listing never shows such an id)."""
     if row["flag"] is not None:
         return decode_findings(row["flag"]).unsafe.startswith("id:")
-    verdict = _ID_VERDICTS.get(row["id"])
-    if verdict is None:
-        from engram.core.safety.scan import find_injection
-
-        verdict = _ID_VERDICTS[row["id"]] = (
-            find_injection(row["id"].replace("-", " "), strict=False) is not None
-        )
-    return verdict
+    return _id_reads_as_instruction(row["id"])
 
 
 def list_cards(roots: Roots) -> Result:

@@ -26,12 +26,28 @@ class LoadRequest:
       `count_usage=False` counts nothing either (hooks and previews).
     - `objective`: working notes with this objective render as bodies (others as cards).
     - `max_bodies` caps confident bodies (a hook's noise budget); `thin_cards=False` drops
-      the cards of a task with at most one meaningful word.
+      the cards of a task with at most one meaningful word; `cards=False` drops every card
+      (the prompt hook speaks only when it is sure; the ids it dropped are in the data).
     """
 
     __slots__ = (
-        "all_", "branch", "budget_tokens", "count_usage", "disclosure", "dry_run", "explain",
-        "full", "ids", "limit", "max_bodies", "objective", "paths", "queries", "query", "roles",
+        "all_",
+        "branch",
+        "budget_tokens",
+        "cards",
+        "count_usage",
+        "disclosure",
+        "dry_run",
+        "explain",
+        "full",
+        "ids",
+        "limit",
+        "max_bodies",
+        "objective",
+        "paths",
+        "queries",
+        "query",
+        "roles",
         "thin_cards",
     )  # fmt: skip
     query: str | None
@@ -49,6 +65,7 @@ class LoadRequest:
     count_usage: bool
     max_bodies: int | None
     thin_cards: bool
+    cards: bool
     paths: tuple[str, ...]
     branch: str
 
@@ -70,6 +87,7 @@ class LoadRequest:
         count_usage: bool = True,
         max_bodies: int | None = None,
         thin_cards: bool = True,
+        cards: bool = True,
         paths: Iterable[str] | None = (),
         branch: str = "",
     ) -> None:
