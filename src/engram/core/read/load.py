@@ -433,7 +433,8 @@ class _Routed:
         self.task_type, self.terms, self.searches = task_type, terms, searches
         self.budget, self.variant = budget, variant
         self.graded: list[dict[str, Any]] = []
-        self.unshown_cards: list[str] = []  # cards left out of a `cards=False` load
+        self.unshown: list[Candidate] = []  # cards left out of a `cards=False` load
+        self.unshown_cards: list[str] = []  # ... those the pointer may name (screened)
 
 
 class _Pack(NamedTuple):
@@ -507,9 +508,7 @@ def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str |
     thin = query is not None and len(routed.terms) <= 1
     if (thin and not request.thin_cards) or not request.cards:
         if not thin:  # a one-word prompt ("continue") is not worth even a pointer
-            routed.unshown_cards = [
-                c.row["id"] for c in selected if c.tier == "card" and c.confidence >= POINTER_AT
-            ]
+            routed.unshown = [c for c in selected if c.tier == "card"]
         selected = [c for c in selected if c.tier == "body"]
     # confident memories first (in load order, prerequisites before dependents), then cards
     selected = [c for c in selected if c.tier == "body"] + [c for c in selected if c.tier == "card"]
@@ -524,6 +523,9 @@ def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) 
     """Screen (withhold or redact what is unsafe), render bodies and cards, fit the budget."""
     withheld: list[dict[str, str]] = []
     screened = [(c, _screen(ctx, c.row, withheld)) for c in routed.selected]
+    for c in routed.unshown:  # not shown, yet a withheld one is still told to the person
+        if _screen(ctx, c.row, withheld) is not None and c.confidence >= POINTER_AT:
+            routed.unshown_cards.append(c.row["id"])
     selected = [c for c, m in screened if m is not None]
     mems = [m for _c, m in screened if m is not None]
     objective = request.objective
