@@ -14,7 +14,7 @@ workspace, and:
 - *type accuracy* is the share of found memories whose candidate has the labelled type;
 - a *leak* is a candidate holding a line of an Engram managed block (never imported).
 
-Run `python tests/importers/split_scoring.py dev` (or `holdout`) to print the figures and
+Run `python tests/importers/split_scoring.py dev` (or `tuned`) to print the figures and
 the misses.
 """
 
@@ -120,7 +120,7 @@ def _managed_lines(case_dir: Path) -> list[str]:
 
 
 def score(split: str) -> Score:
-    """Score every labelled case of `split` (`dev` or `holdout`)."""
+    """Score every labelled case of `split` (`dev` or `tuned`)."""
     total = Score()
     for case in labels(split):
         pieces = candidates_of(CORPUS / split / case["case"])

@@ -17,26 +17,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = ROOT / "tests" / "corpora"
-HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4", "holdout5")
+HELD_OUT = ("tuned", "tuned2", "tuned3", "tuned4", "tuned5")
 # (recall floor, false-positive ceiling) per held-out safety corpus, as measured.
 SAFETY_FLOORS = {
-    ("holdout", "secrets"): (1.0, 0.0),
-    ("holdout", "injection"): (1.0, 0.0),
-    ("holdout2", "secrets"): (1.0, 0.0),
-    ("holdout2", "injection"): (1.0, 0.0),
-    ("holdout3", "secrets"): (1.0, 0.0),
-    ("holdout3", "injection"): (1.0, 0.0),
-    ("holdout4", "secrets"): (1.0, 0.0),
-    ("holdout4", "injection"): (0.99, 0.0),
-    ("holdout5", "secrets"): (0.97, 0.04),
-    ("holdout5", "injection"): (0.90, 0.009),
+    ("tuned", "secrets"): (1.0, 0.0),
+    ("tuned", "injection"): (1.0, 0.0),
+    ("tuned2", "secrets"): (1.0, 0.0),
+    ("tuned2", "injection"): (1.0, 0.0),
+    ("tuned3", "secrets"): (1.0, 0.0),
+    ("tuned3", "injection"): (1.0, 0.0),
+    ("tuned4", "secrets"): (1.0, 0.0),
+    ("tuned4", "injection"): (0.99, 0.0),
+    ("tuned5", "secrets"): (0.97, 0.04),
+    ("tuned5", "injection"): (0.90, 0.009),
 }
 VERDICT_FLOORS = {
-    "holdout": 0.74,
-    "holdout2": 0.92,
-    "holdout3": 0.81,
-    "holdout4": 0.88,
-    "holdout5": 0.85,
+    "tuned": 0.74,
+    "tuned2": 0.92,
+    "tuned3": 0.81,
+    "tuned4": 0.88,
+    "tuned5": 0.85,
 }
 
 
