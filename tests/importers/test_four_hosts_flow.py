@@ -73,6 +73,7 @@ def test_import_approve_route_and_import_again(four_hosts: Path) -> None:
     ]
     assert len(titles) == len(set(titles)) == 18, titles  # no two memories share a title
     billing = next((root / "rules").glob("store-money-as-integer-cents*.md")).read_text()
+    assert "## Rule variants" not in billing  # an imported rule is kept as its source states it
     assert "services/billing/**" in billing  # a nested AGENTS.md scopes its memories
     frontend = "".join(p.read_text() for p in root.rglob("*.md") if "TanStack" in p.read_text())
     assert "web/src/**/*.tsx" in frontend  # the .mdc globs

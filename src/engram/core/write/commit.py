@@ -127,7 +127,7 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         origin=entry.get("context", ""),
         extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
     )
-    if entry["type"] == "rule":
+    if entry["type"] == "rule" and not imported:  # an imported rule is as its source states it
         m.variants = rule_variants(entry["text"])
     return m
 
@@ -148,7 +148,7 @@ def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) 
     if payload.get("roles"):
         old.role = list(payload["roles"])
     if old.type == "rule":
-        old.variants = rule_variants(entry["text"])
+        old.variants = {} if entry.get("import") else rule_variants(entry["text"])
     old.revision += 1
     old.updated = today
     old.last_confirmed = today
