@@ -379,7 +379,7 @@ def test_k_at_the_prompt_keeps_a_possible_duplicate_as_new(
     _with_existing(project, monkeypatch, capsys)
     code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, answers="K 1\n")
     assert "   Keep as new: answer K 1" in out  # shown next to the deferred candidate
-    assert "K 1 = keep a possible duplicate as new" in out
+    assert "K/U/S 1 = keep as new, update or skip a possible duplicate" in out
     assert code == 0 and "Saved 1 memory" in out and "Deferred" not in out
     assert len(files(project, "rules")) == 2
 
@@ -405,6 +405,24 @@ def test_propose_prints_the_shell_commands_and_no_prompt_answers(
     assert code == 0 and "Terminal:" not in out and "Agent:" not in out
     assert f"engram commit {token} --approve all" in out
     assert f"   Keep as new: engram commit {token} --keep 1" in out
+    assert f"   Update run-pytest-q-before-every-commit: engram commit {token} --update 1" in out
+
+
+def test_u_at_the_prompt_updates_the_memory_a_duplicate_may_repeat(
+    project: Path, monkeypatch, capsys
+) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, answers="U 1\n")
+    assert "   Update run-pytest-q-before-every-commit: answer U 1" in out
+    assert code == 0 and "UPDATE" in out and "revision 1 -> 2" in out
+    assert files(project, "rules") == ["rules/run-pytest-q-before-every-commit.md"]
+
+
+def test_s_at_the_prompt_skips_a_possible_duplicate(project: Path, monkeypatch, capsys) -> None:
+    _with_existing(project, monkeypatch, capsys)
+    code, out, _ = run(project, monkeypatch, capsys, "save", "rule", SIMILAR, answers="S 1\n")
+    assert code == 0 and "Nothing was written" in out and "skipped   #1" in out
+    assert "Deferred" not in out
 
 
 def test_commit_keep_needs_a_terminal(project: Path, monkeypatch, capsys) -> None:
@@ -451,11 +469,12 @@ def test_installed_commit_keep_is_refused_without_a_terminal_and_mcp_defers(proj
 
 @pytest.mark.parametrize(
     ("answer", "parsed"),
-    [("A", ("all", [])), ("a all", ("all", [])), ("A 1,3", ("1,3", [])), ("K 3", ("", [3])),
-     ("A 1,2 K 3", ("1,2", [3])), ("A K 2", ("all", [2])), ("k1", ("", [1])),
-     ("A 1 3", None), ("K", None), ("B x", None), ("", None), ("A 1,2 K", None)],
+    [("A", ("all", {})), ("a all", ("all", {})), ("A 1,3", ("1,3", {})), ("K 3", ("", {3: "new"})),
+     ("A 1,2 K 3", ("1,2", {3: "new"})), ("A K 2", ("all", {2: "new"})), ("k1", ("", {1: "new"})),
+     ("U 2 S 3", ("", {2: "update", 3: "skip"})), ("A 1 K 2,3 S 4", ("1", {2: "new", 3: "new", 4: "skip"})),
+     ("K 2 U 2", None), ("A 1 3", None), ("K", None), ("B x", None), ("", None), ("A 1,2 K", None)],
 )  # fmt: skip
-def test_prompt_answers(answer: str, parsed: tuple[str, list[int]] | None) -> None:
+def test_prompt_answers(answer: str, parsed: tuple[str, dict[int, str]] | None) -> None:
     from engram.cli.write import parse_answer
 
     assert parse_answer(answer) == parsed

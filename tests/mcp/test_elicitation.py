@@ -146,6 +146,71 @@ def test_R_ELI_2_accept_writes_exactly_the_selection_without_a_token(mcp, exampl
     assert b"RFC 9457 problem details, listing" not in b"".join(files(example_project).values())
 
 
+# ---------------------------------------------------------------- a possible duplicate
+
+DUP_EXISTING = "TYPE: rule | TEXT: Run `pytest -q` before every commit\n"
+DUP_NEW = "TYPE: rule | TEXT: Always run make lint and pytest -q before opening a pull request"
+DUP_ID = "run-pytest-q-before-every-commit"
+
+
+def _duplicate_dialog(mcp, project: Path, version: str = "2025-11-25"):
+    api.save_session_force(resolve_roots(project), DUP_EXISTING)
+    s = start(mcp, project, version=version)
+    rid = begin(s, "engram_save_session", {"text": DUP_NEW})
+    req = server_request(s)
+    return s, rid, req
+
+
+@pytest.mark.parametrize(
+    ("choice", "added", "verdict"),
+    [
+        ("keep as new", 1, "ADD"),
+        (f"update {DUP_ID}", 0, "UPDATE"),
+        ("skip", 0, None),
+    ],
+)
+def test_a_possible_duplicate_is_decided_in_the_dialog(
+    mcp, example_project, choice, added, verdict
+):
+    s, rid, req = _duplicate_dialog(mcp, example_project)
+    before = len(list((example_project / ROOT / "rules").glob("*.md")))
+    field = req["params"]["requestedSchema"]["properties"]["candidate_1"]
+    assert field["type"] == "string" and field["default"] == "skip"
+    assert field["enum"] == ["skip", "keep as new", f"update {DUP_ID}"]
+    assert DUP_ID in field["title"] and "make lint" not in json.dumps(req["params"])
+    answer(s, req, {"action": "accept", "content": {"candidate_1": choice, "scope": "workspace"}})
+    done = s.wait_for(rid)
+    assert done["result"]["isError"] is False, text_of(done)
+    data = data_of(done)
+    assert data["deferred"] == [], text_of(done)  # never "deferred" after the person chose
+    assert [w["verdict"] for w in data["written"]] == ([verdict] if verdict else [])
+    assert len(list((example_project / ROOT / "rules").glob("*.md"))) == before + added
+    if verdict is None:
+        assert data["skipped"][0]["number"] == 1 and "skipped" in text_of(done)
+    if verdict == "UPDATE":
+        text = (example_project / ROOT / "rules" / f"{DUP_ID}.md").read_text()
+        assert "make lint" in text and "revision: 2" in text
+
+
+def test_a_possible_duplicate_in_a_2025_06_18_dialog_has_no_string_default(mcp, example_project):
+    s, rid, req = _duplicate_dialog(mcp, example_project, version="2025-06-18")
+    before = files(example_project)
+    field = req["params"]["requestedSchema"]["properties"]["candidate_1"]
+    assert "default" not in field and field["enum"][0] == "skip"
+    answer(s, req, {"action": "accept", "content": {"candidate_1": "maybe", "scope": "workspace"}})
+    refused = s.wait_for(rid)
+    assert "must be answered with one of skip, keep as new" in text_of(refused)
+    assert files(example_project) == before
+
+
+def test_a_decline_faster_than_a_person_reads_is_reported_as_the_host_s():
+    text, who = eli.declined_text(0.004)
+    assert who == "host" and "without asking a person" in text and "4 ms" in text
+    text, who = eli.declined_text(7.0)
+    assert who == "person" and "the human" not in text
+    assert eli.declined_text(None)[1] == "person"
+
+
 def test_R_ELI_3_decline_revokes_the_proposal(mcp, example_project):
     s = start(mcp, example_project)
     before = files(example_project)
@@ -559,9 +624,11 @@ def test_R_NOTE_3_input_required_retry_for_notes(mcp, example_project):
 def test_an_accept_without_the_required_scope_is_invalid() -> None:
     import pytest as _pytest
 
-    from engram.mcp.elicitation import Form, InvalidAnswer, read_answer
+    from engram.mcp.elicitation import Answer, Form, InvalidAnswer, read_answer
 
     form = Form("save", "Save?", {}, numbers=(1, 2), scopes=("workspace",))
     with _pytest.raises(InvalidAnswer, match="scope"):
         read_answer(form, {})
-    assert read_answer(form, {"scope": "workspace", "candidate_2": False}) == ([1], "workspace")
+    assert read_answer(form, {"scope": "workspace", "candidate_2": False}) == Answer(
+        [1], {}, "workspace"
+    )

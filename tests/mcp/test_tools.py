@@ -180,6 +180,9 @@ def test_R_APP_1_save_only_proposes(srv, example_project):
         assert resp["result"]["isError"] is False
         assert data["approval_token"] and data["approval_token"] in text_of(resp)
         assert data["candidates"][0]["number"] == 1
+        # what the model must do comes first, in the text and in the structured data
+        assert text_of(resp).startswith("Next step: nothing is saved yet.")
+        assert next(iter(data)) == "next_step" and "engram_commit" in data["next_step"]
     assert memory_files(example_project) == before
 
 

@@ -172,6 +172,22 @@ def test_approve_a_proposal_with_its_token_and_read_the_file(
     assert "archive/lint-first.r1.md — revision 1" in page.inner_text("#memory-revisions")
 
 
+def test_a_possible_duplicate_is_updated_from_the_page(page: Any, project: Path) -> None:
+    _engram(project, "save", "rule", "Run `pytest -q` before every commit", "--force")
+    similar = "Always run make lint and pytest -q before opening a pull request"
+    token = _token(_engram(project, "save", "--propose", "rule", similar))
+    _view(page, "Proposals")
+    assert "Possible duplicate of run-pytest-q-before-every-commit" in page.inner_text(".proposal")
+    page.select_option("select[aria-label='possible duplicate 1']", "update")
+    page.fill("input[aria-label='approval token']", token)
+    page.click("text=Approve checked")
+    page.wait_for_selector(".result pre")
+    assert "UPDATE" in page.inner_text(".result") and "Deferred" not in page.inner_text(".result")
+    rules = list((ws_root(project) / "rules").glob("*.md"))
+    assert [p.name for p in rules] == ["run-pytest-q-before-every-commit.md"]
+    assert "make lint" in rules[0].read_text()
+
+
 def test_a_wrong_token_writes_nothing_and_says_why(page: Any, project: Path) -> None:
     _engram(project, "save", "--propose", "rule", "Always run the linter before pushing")
     _view(page, "Proposals")

@@ -354,6 +354,45 @@ def test_approving_through_the_page_writes_the_memory(client: Client, project: P
     assert status == 400 and doc["error"]["code"] == "approval.reused"  # single use
 
 
+@pytest.mark.parametrize(("choice", "rules"), [("new", 2), ("update", 1), ("skip", 1)])
+def test_a_possible_duplicate_is_decided_on_the_page(
+    client: Client, project: Path, choice: str, rules: int
+) -> None:
+    _core(
+        api.save_session_force,
+        require_roots(project),
+        "TYPE: rule | TEXT: Run `pytest -q` before every commit",
+    )
+    token = _propose(project, "Always run make lint and pytest -q before opening a pull request")
+    [shown] = client.get("/api/proposals")[1]["data"]["proposals"][0]["candidates"]
+    assert shown["duplicate_of"]["id"] == "run-pytest-q-before-every-commit"
+    assert shown["duplicate_of"]["can_update"] is True
+    status, doc = client.post(
+        "/api/approve", {"token": token, "approve": [], "choices": {"1": choice}}
+    )
+    assert status == 200, doc
+    assert doc["data"]["result"]["data"]["deferred"] == []
+    assert len(list((ws_root(project) / "rules").glob("*.md"))) == rules
+    if choice == "update":
+        assert (
+            "make lint"
+            in (ws_root(project) / "rules/run-pytest-q-before-every-commit.md").read_text()
+        )
+
+
+def test_a_choice_on_the_page_must_be_one_of_the_three(client: Client, project: Path) -> None:
+    _core(
+        api.save_session_force,
+        require_roots(project),
+        "TYPE: rule | TEXT: Run `pytest -q` before every commit",
+    )
+    token = _propose(project, "Always run make lint and pytest -q before opening a pull request")
+    for bad in ({"1": "maybe"}, {"one": "new"}, ["new"]):
+        status, doc = client.post("/api/approve", {"token": token, "approve": [], "choices": bad})
+        assert status == 400, (bad, doc)
+    assert len(list((ws_root(project) / "rules").glob("*.md"))) == 1
+
+
 def test_declining_through_the_page_writes_nothing(client: Client, project: Path) -> None:
     token = _propose(project, "Never push on Fridays")
     status, doc = client.post("/api/decline", {"token": token})

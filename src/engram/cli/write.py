@@ -21,7 +21,7 @@ from engram.core import api
 from engram.core.api import (
     TYPE_ALIASES,
     TYPES,
-    commit_keeping,
+    commit_choosing,
     decode_input,
     for_person,
     guess_type,
@@ -92,11 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("commit", help="write an approved proposal (hosts that run shell commands)")
     p.add_argument("token", help="the approval token of the proposal")
     p.add_argument("--approve", metavar="all|1,3", help="all, or candidate numbers from 1")
-    p.add_argument(
-        "--keep",
-        metavar="3[,4]",
-        help="keep these possible duplicates as new memories (approves them; at a terminal only)",
-    )
+    for flag, what in DUPLICATE_FLAGS.items():
+        p.add_argument(f"--{flag}", metavar="3[,4]", help=f"{what} (at a terminal only)")
     p.add_argument("--scope", choices=SCOPE_CHOICES, help="narrow the proposal's scope")
     add_json_flag(p)
     p.set_defaults(func=run_commit)
@@ -151,6 +148,21 @@ def _ask(prompt: str) -> str | None:
     return line.strip()
 
 
+DUPLICATE_FLAGS = {  # option → what it does to a possible duplicate; the choice it makes
+    "keep": "keep these possible duplicates as new memories",
+    "update": "update the memory each of these possible duplicates may repeat",
+    "skip": "leave these possible duplicates out",
+}
+CHOICE_OF = {
+    "keep": "new",
+    "update": "update",
+    "skip": "skip",
+    "K": "new",
+    "U": "update",
+    "S": "skip",
+}
+
+
 def _commit(
     roots: object,
     proposal: Result,
@@ -158,15 +170,15 @@ def _commit(
     args: argparse.Namespace,
     *,
     warnings_shown: bool = False,
-    keep: list[int] | None = None,
+    choices: dict[int, str] | None = None,
 ) -> int:
     """Commit a proposal and print the outcome; the proposal's warnings (redactions) come
-    with it unless the person already saw them with the preview. `keep`: the possible
-    duplicates the person at this terminal keeps as new memories."""
+    with it unless the person already saw them with the preview. `choices`: what the
+    person at this terminal decided for possible duplicates (new, update or skip)."""
 
     token = proposal.data["approval_token"]
-    if keep:
-        committed = commit_keeping(roots, token, approve or "", keep)  # type: ignore[arg-type]
+    if choices:
+        committed = commit_choosing(roots, token, approve or "", choices)  # type: ignore[arg-type]
     else:
         committed = api.commit(roots, token, approve)  # type: ignore[arg-type]
     if not warnings_shown:
@@ -181,7 +193,8 @@ def _print_proposal(result: Result, args: argparse.Namespace) -> int:
     result = for_person(result)
     token = result.data.get("approval_token", "")
     lines = result.text.split("\n")
-    result.text = "\n".join(_with_keep_hints(lines, result, f"engram commit {token} --keep {{n}}"))
+    how = f"engram commit {token} --{{flag}} {{n}}"
+    result.text = "\n".join(_with_keep_hints(lines, result, how))
     return emit(result, args)
 
 
@@ -195,10 +208,10 @@ def keepable(result: Result) -> list[int]:
 
 
 def _with_keep_hints(lines: list[str], result: Result, how: str) -> list[str]:
-    """Below each possible duplicate's "Will be deferred" line: how to keep it as new.
+    """Below each possible duplicate's "Will be deferred" line: how to keep, update or skip it.
 
-    `how` names the way (`K {n}` at the prompt, the `engram commit … --keep {n}` command);
-    the line is found from the proposal's data, never from the candidate's text.
+    `how` names the way (`{key} {n}` at the prompt, `engram commit … --{flag} {n}`); the
+    line is found from the proposal's data, never from the candidate's text.
     """
     numbers = set(keepable(result))
     if not numbers:
@@ -217,7 +230,12 @@ def _with_keep_hints(lines: list[str], result: Result, how: str) -> list[str]:
             continue
         at = max((j for j in range(i, nxt) if lines[j] == reasons[n]), default=None)
         if at is not None:
-            out.insert(at + 1, f"   Keep as new: {how.format(n=n)}   (writes it beside the other)")
+            dup = reasons[n].split()[6].rstrip(";")
+            out[at + 1 : at + 1] = [
+                f"   Keep as new: {how.format(key='K', flag='keep', n=n)}   (writes it beside {dup})",
+                f"   Update {dup}: {how.format(key='U', flag='update', n=n)}   (its revision kept)",
+                f"   Skip: {how.format(key='S', flag='skip', n=n)}",
+            ]
     return out
 
 
@@ -229,33 +247,41 @@ def _terminal_preview(result: Result) -> str:
         if not ln.startswith(("  Shell:", "  Agent:", "Approval token:", "  Terminal:"))
     ]
 
-    keep = _with_keep_hints(keep, result, "answer K {n}")
+    keep = _with_keep_hints(keep, result, "answer {key} {n}")
     keep = ["\n".join(keep).rstrip()]
     label = paint("Warning:", "warning", sys.stdout)
     keep += [f"{label} {d.message}" for d in result.diagnostics if d.level == "warning"]
     return "\n".join(keep)
 
 
+_NUMBERS = r"\d+(?:\s*,\s*\d+)*"
 _ANSWER = re.compile(
-    r"^(?:A\s*(?P<approve>all|\d+(?:\s*,\s*\d+)*)?)?\s*(?:K\s*(?P<keep>\d+(?:\s*,\s*\d+)*))?$",
+    rf"^(?:A\s*(?P<approve>all|{_NUMBERS})?)?(?P<choices>(?:\s*[KUS]\s*{_NUMBERS})*)$",
     re.IGNORECASE,
 )
+_CHOICE = re.compile(rf"([KUS])\s*({_NUMBERS})", re.IGNORECASE)
 
 
-def parse_answer(answer: str) -> tuple[str, list[int]] | None:
-    """`A`, `A 1,3`, `K 3`, `A 1,2 K 3` → (approve, keep); None for any other answer.
+def parse_answer(answer: str) -> tuple[str, dict[int, str]] | None:
+    """`A`, `A 1,3`, `K 3`, `A 1,2 K 3 U 4 S 5` → (approve, choices); None otherwise.
 
-    `approve` is "all", "1,3" or "" (only the kept ones); kept candidates count as approved.
+    `approve` is "all", "1,3" or "" (only the chosen ones). K keeps a possible duplicate
+    as new, U updates the memory it may repeat, S skips it; K and U count as approved.
     """
     m = _ANSWER.match(answer.strip())
     if not m or not answer.strip():
         return None
-    keep = [int(n) for n in re.findall(r"\d+", m.group("keep") or "")]
+    choices: dict[int, str] = {}
+    for key, numbers in _CHOICE.findall(m.group("choices")):
+        for n in re.findall(r"\d+", numbers):
+            if int(n) in choices:
+                return None  # one answer per candidate
+            choices[int(n)] = CHOICE_OF[key.upper()]
     if m.group("approve") and m.group("approve").lower() != "all":
         approve = ",".join(re.findall(r"\d+", m.group("approve")))
     else:
         approve = "all" if answer.strip()[:1].upper() == "A" else ""
-    return approve, keep
+    return approve, choices
 
 
 _YES = ("y", "yes")
@@ -309,7 +335,9 @@ def _ask_until_decided(
             print("Cancelled; nothing was saved.")
             return 0
         kept = keepable(result)
-        keep_hint = f", K {kept[0]} = keep a possible duplicate as new" if kept else ""
+        keep_hint = (
+            f", K/U/S {kept[0]} = keep as new, update or skip a possible duplicate" if kept else ""
+        )
         answer = _ask(
             f"Approve? A (or y) = all, A 1,3 = some{keep_hint}, B <note> = revise, "
             "C (or n) = cancel: "
@@ -321,14 +349,14 @@ def _ask_until_decided(
             print("Cancelled; nothing was saved.")
             return 0
         head, rest = answer[:1].upper(), answer[1:].strip()
-        if head in ("A", "K"):
+        if head in ("A", "K", "U", "S"):
             parsed = parse_answer(answer)
             if parsed is None:
-                print("Answer A, A 1,3, K 3 or A 1,2 K 3 (candidate numbers from 1).")
+                print("Answer A, A 1,3, K 3, U 3, S 3 or A 1,2 K 3 (candidate numbers from 1).")
                 continue
-            approve, keep = parsed
+            approve, choices = parsed
             try:
-                return _commit(roots, result, approve, args, warnings_shown=True, keep=keep)
+                return _commit(roots, result, approve, args, warnings_shown=True, choices=choices)
             except UsageError as exc:
                 print(f"engram: {exc.message}", file=sys.stderr)
                 continue
@@ -347,7 +375,7 @@ def _ask_until_decided(
             result = state["result"] = revised
             print(_terminal_preview(result))
             continue
-        k = f", K {kept[0]} (keep a possible duplicate)" if kept else ""
+        k = f", K/U/S {kept[0]} (keep, update or skip a possible duplicate)" if kept else ""
         print(f"Answer A (or y), A 1,3{k}, B <note> or C (or n).")
     api.decline(roots, result.data["approval_token"], "no answer in the terminal")  # type: ignore[arg-type]
     print("No valid answer; nothing was saved.")
@@ -596,23 +624,30 @@ def run_save_session(args: argparse.Namespace) -> int:
 
 
 def run_commit(args: argparse.Namespace) -> int:
-    if args.keep is None:
+    given = [flag for flag in DUPLICATE_FLAGS if getattr(args, flag) is not None]
+    if not given:
         if args.approve is None:
             raise UsageError(
-                "commit needs --approve all|1,3 (or --keep N to keep a possible duplicate)"
+                "commit needs --approve all|1,3 (or --keep/--update/--skip N for a "
+                "possible duplicate)"
             )
         roots = roots_from(args)
         return emit(api.commit(roots, args.token, args.approve, scope=args.scope), args)
     if not interactive():
-        # Keeping writes past a duplicate review: a person decides, at a terminal.
+        # Deciding a possible duplicate writes past a duplicate review: a person, at a terminal.
         raise UsageError(
-            "--keep writes a possible duplicate as a new memory, so it is for a person at a "
-            "terminal, and stdin is not one; run it in a terminal (or approve without --keep)"
+            f"--{given[0]} decides a possible duplicate, so it is for a person at a terminal, "
+            f"and stdin is not one; run it in a terminal (or approve without --{given[0]})"
         )
-    keep = _numbers(args.keep, "--keep")
+    choices: dict[int, str] = {}
+    for flag in given:
+        for n in _numbers(getattr(args, flag), f"--{flag}"):
+            if n in choices:
+                raise UsageError(f"candidate {n} is given two choices; give it one")
+            choices[n] = CHOICE_OF[flag]
 
     roots = roots_from(args)
-    result = commit_keeping(roots, args.token, args.approve or "", keep, scope=args.scope)
+    result = commit_choosing(roots, args.token, args.approve or "", choices, scope=args.scope)  # type: ignore[arg-type]
     return emit(result, args)
 
 

@@ -396,7 +396,7 @@ PUBLIC: dict[str, str] = {
     "parse_candidates": "engram.core.write.candidates",
     "slugify": "engram.core.write.candidates",
     # write.commit
-    "commit_keeping": "engram.core.write.commit",
+    "commit_choosing": "engram.core.write.commit",
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-export)
@@ -593,7 +593,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-expo
         slugify as slugify,
     )
     from engram.core.write.commit import (
-        commit_keeping as commit_keeping,
+        commit_choosing as commit_choosing,
     )
 
 

@@ -30,6 +30,9 @@ INPUT_KEY = "approval"  # the one key of our inputRequests / inputResponses
 CANDIDATE_PREFIX = "candidate_"
 NOTHING_SAVED = "nothing was saved"
 DECLINED_REASON = "approval was declined in the approval dialog"
+# A decline this fast was not read by a person: the host answered the dialog by itself.
+UNASKED_DECLINE_S = 0.5
+KEEP_NEW, SKIP = "keep as new", "skip"
 
 
 def dialog_timeout() -> float:
@@ -115,16 +118,46 @@ def _wanted_by_default(c: dict[str, Any]) -> bool:
     return not str(c.get("verdict") or "").upper().startswith("NOOP")
 
 
+def _duplicate_of(c: dict[str, Any]) -> dict[str, Any] | None:
+    """The memory a candidate may repeat, when the proposal defers it for a person's choice."""
+    dup = c.get("duplicate_of")
+    if isinstance(dup, dict) and isinstance(dup.get("id"), str) and dup["id"]:
+        return dup
+    return None
+
+
+def _choice_field(c: dict[str, Any], dup: dict[str, Any]) -> dict[str, Any]:
+    """A possible duplicate: keep it as new, update the memory it may repeat, or skip it."""
+    options = [SKIP, KEEP_NEW]
+    if dup.get("type") == c.get("type"):
+        options.append(f"update {dup['id']}")
+    return {
+        "type": "string",
+        "title": f"{c['number']}. possible duplicate of {dup['id']} ({c.get('type')})",
+        "description": (
+            f"{KEEP_NEW}: write it beside {dup['id']}; update: replace {dup['id']} with it "
+            "(the old revision is kept); skip: leave it out"
+        ),
+        "enum": options,
+        "default": SKIP,
+    }
+
+
 def save_form(data: dict[str, Any]) -> Form:
-    """One checkbox per candidate (number, verdict, id) and a scope that can only narrow."""
+    """One checkbox per candidate (number, verdict, id) and a scope that can only narrow.
+
+    A possible duplicate gets a choice instead (keep as new / update / skip), so accepting
+    the dialog never ends in "deferred" with nothing the person could do about it.
+    """
     candidates = [c for c in data.get("candidates") or [] if isinstance(c.get("number"), int)]
     props: dict[str, Any] = {}
     for c in candidates:
-        props[f"{CANDIDATE_PREFIX}{c['number']}"] = {
-            "type": "boolean",
-            "title": _candidate_label(c),
-            "default": _wanted_by_default(c),
-        }
+        dup = _duplicate_of(c)
+        props[f"{CANDIDATE_PREFIX}{c['number']}"] = (
+            _choice_field(c, dup)
+            if dup
+            else {"type": "boolean", "title": _candidate_label(c), "default": _wanted_by_default(c)}
+        )
     scopes = [s for s in data.get("scopes") or ["workspace"] if isinstance(s, str)]
     options = ["both", *scopes] if len(scopes) > 1 else scopes
     props["scope"] = {
@@ -159,17 +192,38 @@ def note_form(data: dict[str, Any]) -> Form:
     return Form("note", message, schema)
 
 
-def read_answer(form: Form, content: Any) -> tuple[list[int], str | None]:
-    """Selected candidate numbers and the narrowed scope (None = as proposed) of an accept."""
+@dataclass(frozen=True)
+class Answer:
+    """An accepted dialog: ticked candidates, choices for possible duplicates, the scope."""
+
+    selected: list[int]
+    choices: dict[int, str]  # number → new | update | skip (engram.core.write.commit)
+    scope: str | None  # None = as proposed
+
+
+def read_answer(form: Form, content: Any) -> Answer:
+    """What the person chose in an accepted dialog; anything off the form is invalid."""
     if not isinstance(content, dict):
         raise InvalidAnswer("the dialog answer has no form content")
     if form.kind == "note":
         if content.get("save", True) is not True:
             raise InvalidAnswer("the note was not confirmed")
-        return [], None
+        return Answer([], {}, None)
     selected: list[int] = []
+    choices: dict[int, str] = {}
+    props = form.schema.get("properties") or {}
     for n in form.numbers:
-        value = content.get(f"{CANDIDATE_PREFIX}{n}", True)
+        field_name = f"{CANDIDATE_PREFIX}{n}"
+        spec = props.get(field_name) or {}
+        if spec.get("type") == "string":  # a possible duplicate's choice
+            value = content.get(field_name, SKIP)  # 2025-06-18 forms carry no string default
+            if value not in spec.get("enum", ()):
+                raise InvalidAnswer(
+                    f"candidate {n} must be answered with one of {', '.join(spec['enum'])}"
+                )
+            choices[n] = "new" if value == KEEP_NEW else "skip" if value == SKIP else "update"
+            continue
+        value = content.get(field_name, True)
         if not isinstance(value, bool):
             raise InvalidAnswer(f"candidate {n} must be answered with true or false")
         if value:
@@ -179,9 +233,32 @@ def read_answer(form: Form, content: Any) -> tuple[list[int], str | None]:
     scope = content.get("scope", form.scopes[0] if form.scopes else None)
     if scope not in form.scopes:
         raise InvalidAnswer(f"save scope {scope!r} is not one of {', '.join(form.scopes)}")
-    if not selected:
+    if not selected and not choices:
         raise InvalidAnswer("no candidate was selected")
-    return selected, (None if scope == "both" else scope)
+    return Answer(selected, choices, None if scope == "both" else scope)
+
+
+def declined_text(answered_in: float | None) -> tuple[str, str]:
+    """What a decline means for the model, and who declined ("person" or "host").
+
+    The dialog cannot tell who pressed decline; a decline faster than anyone can read the
+    form came from the host itself (a host with no one to show it to), and saying "the
+    human declined" then would put words in the person's mouth.
+    """
+    if answered_in is not None and answered_in < UNASKED_DECLINE_S:
+        return (
+            f"{NOTHING_SAVED}: the host declined the approval dialog without asking a person "
+            f"(it answered in {answered_in * 1000:.0f} ms), so the proposal was revoked. Do not "
+            "call engram_commit for it. Tell the person nothing was saved and that this host "
+            "did not show them the dialog; if they want it saved, they can run `engram save` "
+            "(or `engram pending` to approve a new proposal) in a terminal.",
+            "host",
+        )
+    return (
+        f"{NOTHING_SAVED}: the approval dialog was declined, so the proposal was revoked. "
+        "Do not call engram_commit for it.",
+        "person",
+    )
 
 
 def parse_elicit_result(value: Any) -> tuple[str, Any]:

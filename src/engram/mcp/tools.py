@@ -7,6 +7,7 @@ is argument checking and the approval flows of `engram_save`, `engram_save_sessi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -332,8 +333,36 @@ def workspace_key(roots: Roots) -> str:
     return str(roots.primary.path.resolve())
 
 
+NEXT_STEP = (
+    "Next step: nothing is saved yet. Show the person these candidates and ask them to "
+    "approve; only after they said yes, call engram_commit with this approval_token and "
+    "the numbers they approved."
+)
+
+
+def guided(result: Any) -> Any:
+    """A result that hands the approval back to the model leads with what it must do.
+
+    Hosts show the model either the text or the structured envelope, so the step is the
+    first line of one and the first key of the other's `data`.
+    """
+    if not hasattr(result, "data") or not result.data.get("approval_token"):
+        return result
+    head, _, rest = result.text.partition("\n")
+    if head.startswith(eli.NOTHING_SAVED):
+        result.text = f"{head}\n{NEXT_STEP}\n{rest}"
+    else:
+        result.text = f"{NEXT_STEP}\n\n{result.text}"
+    result.data = {"next_step": NEXT_STEP, **result.data}
+    return result
+
+
 def approval_flow(call: Call, roots: Roots, kind: str, propose: Callable[[], Result]) -> Any:
-    """Propose, then ask in the dialog when possible; otherwise return the token preview."""
+    """Propose, then ask in the dialog when possible; otherwise the token preview, guided."""
+    return guided(_approval_flow(call, roots, kind, propose))
+
+
+def _approval_flow(call: Call, roots: Roots, kind: str, propose: Callable[[], Result]) -> Any:
     host, era = call.host, call.era
     if era.modern and ("requestState" in call.params or "inputResponses" in call.params):
         return _modern_retry(call, roots)
@@ -356,11 +385,13 @@ def approval_flow(call: Call, roots: Roots, kind: str, propose: Callable[[], Res
             "form": form.as_dict(),
             "text": proposal.text,
             "data": proposal.data,
+            "asked_at": time.time(),
         }
         return input_required(form, host.sealer.seal(payload))
     if not host.can_dialog(era):
         return proposal  # R-ELI-7
     timeout = eli.dialog_timeout()
+    asked_at = time.monotonic()
     try:
         reply = host.ask("elicitation/create", form.params(era.has("elicitation_mode")), timeout)
     except DialogTimeout:
@@ -376,7 +407,10 @@ def approval_flow(call: Call, roots: Roots, kind: str, propose: Callable[[], Res
         return _fallback(
             proposal.text, proposal.data, "client_error", "the approval dialog answer was malformed"
         )
-    return settle(call, roots, form, token, action, content, proposal.text, proposal.data)
+    answered_in = time.monotonic() - asked_at
+    return settle(
+        call, roots, form, token, action, content, proposal.text, proposal.data, answered_in
+    )
 
 
 def input_required(form: eli.Form, state: str) -> dict[str, Any]:
@@ -411,9 +445,12 @@ def _modern_retry(call: Call, roots: Roots) -> Any:
         return input_required(form, sealer.seal(fresh))
     action, content = eli.parse_elicit_result(responses[eli.INPUT_KEY])
     sealer.open(state, spend=True)  # single use: a replay now fails
+    asked_at = payload.get("asked_at")
+    answered_in = time.time() - asked_at if isinstance(asked_at, float | int) else None
     return settle(
-        call, roots, form, payload["token"], action, content, payload["text"], payload["data"]
-    )
+        call, roots, form, payload["token"], action, content, payload["text"], payload["data"],
+        answered_in,
+    )  # fmt: skip
 
 
 def settle(
@@ -425,8 +462,13 @@ def settle(
     content: Any,
     proposal_text: str,
     proposal_data: dict[str, Any],
+    answered_in: float | None = None,
 ) -> Result:
-    """accept → commit exactly the selection; decline/invalid → revoke; cancel → token text."""
+    """accept → commit exactly the selection; decline/invalid → revoke; cancel → token text.
+
+    `answered_in`: seconds between asking and the answer, to tell a person's decline
+    from a host that declined by itself.
+    """
     from engram.core.results import Result
 
     api, core = _api(), call.host.core
@@ -436,15 +478,17 @@ def settle(
         )
     if action == "decline":
         core(api.decline, roots, token, eli.DECLINED_REASON)
+        text, declined_by = eli.declined_text(answered_in)
         return Result(
-            text=(
-                f"{eli.NOTHING_SAVED}: the human declined this proposal in the approval dialog, "
-                "so it was revoked. Do not call engram_commit for it."
-            ),
-            data={"outcome": "declined", "proposal_id": proposal_data.get("proposal_id")},
+            text=text,
+            data={
+                "outcome": "declined",
+                "declined_by": declined_by,
+                "proposal_id": proposal_data.get("proposal_id"),
+            },
         )
     try:
-        selected, scope = eli.read_answer(form, content)
+        answer = eli.read_answer(form, content)
     except eli.InvalidAnswer as exc:
         core(api.decline, roots, token, eli.DECLINED_REASON)
         result = Result(
@@ -457,9 +501,14 @@ def settle(
         )
         result.warn("approval.invalid_answer", str(exc))
         return result
-    approve: str | list[int] = "all" if form.kind == "note" else selected
+    approve: str | list[int] = "all" if form.kind == "note" else answer.selected
     try:
-        committed: Result = core(api.commit, roots, token, approve, scope=scope)
+        if answer.choices:  # the person decided possible duplicates in the dialog
+            committed: Result = core(
+                api.commit_choosing, roots, token, approve, answer.choices, scope=answer.scope
+            )
+        else:
+            committed = core(api.commit, roots, token, approve, scope=answer.scope)
     except Exception as exc:  # the approval is not lost when the write could not happen
         if not eli.token_survives(exc):
             raise

@@ -330,7 +330,9 @@ class Handler(BaseHTTPRequestHandler):
             "/api/health": lambda r: views.health(self.server.start, r),
         }
         posts = {
-            "/api/approve": lambda r: views.approve(r, body.get("token"), body.get("approve")),
+            "/api/approve": lambda r: views.approve(
+                r, body.get("token"), body.get("approve"), body.get("choices")
+            ),
             "/api/decline": lambda r: views.decline(r, body.get("token"), body.get("reason")),
             "/api/accept-review": lambda r: views.accept_review(
                 r, body.get("scope"), body.get("path")

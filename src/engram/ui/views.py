@@ -207,6 +207,7 @@ def proposals(roots: Roots) -> dict[str, Any]:
                     ],
                     "related": c.get("related") or [],
                     "deferred_reason": c.get("deferred_reason"),
+                    "duplicate_of": _duplicate_of(c),
                     "redacted": redacted.get(c.get("number"), []),
                 }
             )
@@ -229,11 +230,44 @@ def proposals(roots: Roots) -> dict[str, Any]:
     return {"proposals": out}
 
 
-def approve(roots: Roots, token: str, approve_: Any) -> dict[str, Any]:
-    """Commit through the one commit path the CLI and MCP use (single-use token, recheck)."""
+def _duplicate_of(c: dict[str, Any]) -> dict[str, Any] | None:
+    """The memory a possible duplicate may repeat, and whether an update can replace it."""
+    dup = c.get("duplicate_of")
+    if not isinstance(dup, dict) or not dup.get("id"):
+        return None
+    return {
+        "id": dup.get("id"),
+        "title": dup.get("title"),
+        "type": dup.get("type"),
+        "can_update": dup.get("type") == c.get("type"),
+        "diff": [
+            d for t in dup.get("replaces") or [] if isinstance(t, dict) for d in t.get("diff") or []
+        ],
+    }
 
-    result = api.commit(roots, _token(token), approve_ if approve_ is not None else "all")
+
+def approve(roots: Roots, token: str, approve_: Any, choices: Any = None) -> dict[str, Any]:
+    """Commit through the one commit path the CLI and MCP use (single-use token, recheck).
+
+    `choices` ({"2": "new" | "update" | "skip"}): the person's answer for each possible
+    duplicate, so approving on the page never ends in "deferred" without a choice.
+    """
+    approved = approve_ if approve_ is not None else "all"
+    if choices in (None, {}):
+        result = api.commit(roots, _token(token), approved)
+    else:
+        result = api.commit_choosing(roots, _token(token), approved, _choices(choices))
     return {"result": result.envelope(), "text": result.text}
+
+
+def _choices(value: Any) -> dict[int, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k.isdigit() and isinstance(v, str) for k, v in value.items()
+    ):
+        raise UsageError(
+            'choices must map candidate numbers to new, update or skip, e.g. {"2": "new"}'
+        )
+    return {int(k): v for k, v in value.items()}
 
 
 def decline(roots: Roots, token: str, reason: str | None) -> dict[str, Any]:

@@ -445,9 +445,9 @@ def test_a_possible_duplicate_is_deferred_by_a_plain_commit(project: Path) -> No
     assert [w["id"] for w in out.data["written"]] == ["builds-use-bazel"]
 
 
-def test_commit_keeping_writes_the_possible_duplicate_as_new(project: Path) -> None:
+def test_commit_choosing_writes_the_possible_duplicate_as_new(project: Path) -> None:
     roots, token = _duplicate_proposal(project)
-    out = commit.commit_keeping(roots, token, "", [1])
+    out = commit.commit_choosing(roots, token, "", {1: "new"})
     assert out.data["deferred"] == []
     assert [w["verdict"] for w in out.data["written"]] == ["ADD"]
     assert out.data["written"][0]["id"].startswith("always-run-make-lint")
@@ -457,10 +457,48 @@ def test_commit_keeping_writes_the_possible_duplicate_as_new(project: Path) -> N
         api.commit(roots, token, "all")
 
 
-def test_commit_keeping_with_other_approved_candidates(project: Path) -> None:
+def test_commit_choosing_with_other_approved_candidates(project: Path) -> None:
     roots, token = _duplicate_proposal(project)
-    out = commit.commit_keeping(roots, token, [2], [1])
+    out = commit.commit_choosing(roots, token, [2], {1: "new"})
     assert sorted(w["id"].split("-")[0] for w in out.data["written"]) == ["always", "builds"]
+
+
+def test_commit_choosing_update_replaces_the_memory_it_may_repeat_and_keeps_its_revision(
+    project: Path,
+) -> None:
+    roots, token = _duplicate_proposal(project)
+    out = commit.commit_choosing(roots, token, "all", {1: "update"})
+    assert out.data["deferred"] == []
+    written = {w["id"]: w for w in out.data["written"]}
+    assert written["run-pytest-q-before-every-commit"]["verdict"] == "UPDATE"
+    assert written["run-pytest-q-before-every-commit"]["previous"]["revision"] == 1
+    rules = sorted(p.name for p in (root_of(project) / "rules").glob("*.md"))
+    assert rules == ["run-pytest-q-before-every-commit.md"]  # no second rule beside it
+    text = (root_of(project) / "rules/run-pytest-q-before-every-commit.md").read_text()
+    assert "make lint" in text and "revision: 2" in text
+    archived = list((root_of(project) / "archive").rglob("*.md"))
+    assert archived and "before every commit" in archived[0].read_text()
+    assert_verify_clean(project)
+
+
+def test_commit_choosing_update_of_a_target_edited_since_is_deferred(project: Path) -> None:
+    roots, token = _duplicate_proposal(project)
+    target = root_of(project) / "rules/run-pytest-q-before-every-commit.md"
+    target.write_text(target.read_text().replace("before every commit", "before each commit"))
+    out = commit.commit_choosing(roots, token, [1], {1: "update"})
+    assert out.data["written"] == []
+    assert "changed after the proposal" in out.data["deferred"][0]["reason"]
+    assert "before each commit" in target.read_text()  # the hand edit is kept
+
+
+def test_commit_choosing_skip_leaves_it_out_and_says_so(project: Path) -> None:
+    roots, token = _duplicate_proposal(project)
+    with pytest.raises(UsageError, match="'later' is not a choice"):
+        commit.commit_choosing(roots, token, "all", {1: "later"})  # type: ignore[dict-item]
+    out = commit.commit_choosing(roots, token, "all", {1: "skip"})
+    assert [w["id"] for w in out.data["written"]] == ["builds-use-bazel"]
+    assert out.data["deferred"] == [] and out.data["skipped"][0]["number"] == 1
+    assert "skipped   #1" in out.text and "run-pytest-q-before-every-commit stays" in out.text
 
 
 def test_keeping_a_candidate_that_is_no_possible_duplicate_is_refused_and_spends_nothing(
@@ -468,9 +506,9 @@ def test_keeping_a_candidate_that_is_no_possible_duplicate_is_refused_and_spends
 ) -> None:
     roots, token = _duplicate_proposal(project)
     with pytest.raises(UsageError, match="candidate 2 is not deferred as a possible duplicate"):
-        commit.commit_keeping(roots, token, "all", [2])
+        commit.commit_choosing(roots, token, "all", {2: "new"})
     with pytest.raises(UsageError, match="candidate 5 does not exist"):
-        commit.commit_keeping(roots, token, "all", [5])
+        commit.commit_choosing(roots, token, "all", {5: "new"})
     out = api.commit(roots, token, "all")  # the token still works
     assert [d["number"] for d in out.data["deferred"]] == [1]
 

@@ -267,9 +267,21 @@ def judge_all(
                 f"{dup} to change it, or reword the candidate to say what differs"
             )
         explicit = bool(c.update) and v.kind == "UPDATE" and v.target == c.update
+        duplicate: dict[str, Any] = {}
+        if deferred.startswith("possible duplicate of ") and j.possible_duplicate in by_id:
+            dup = j.possible_duplicate  # what "update <id>" would replace, frozen for the commit
+            duplicate = {
+                "duplicate_of": {
+                    "id": dup,
+                    "type": by_id[dup].type,
+                    "title": by_id[dup].title,
+                    "replaces": replaced_files(target_roots, dup, c.text),
+                }
+            }
         out.append(
             {
                 **c.as_dict(),
+                **duplicate,
                 "id": mid,
                 "title": title_of(c.text),
                 "verdict": v.as_dict(),
@@ -712,6 +724,11 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
                     {k: t[k] for k in ("scope", "file", "revision", "diff")}
                     for t in c.get("replaces") or []
                 ],
+                **(
+                    {"duplicate_of": {k: c["duplicate_of"][k] for k in ("id", "type", "title")}}
+                    if c.get("duplicate_of")
+                    else {}
+                ),
             }
             for c in payload["candidates"]
         ],

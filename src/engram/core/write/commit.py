@@ -32,8 +32,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from engram.core.errors import EngramError, NotFoundError, UsageError
 from engram.core.memory import Memory, MemoryParseError, render_memory, today_iso
@@ -166,6 +167,7 @@ class Outcome:
     archived: list[dict[str, Any]] = field(default_factory=list)
     removed: list[dict[str, Any]] = field(default_factory=list)
     redacted: list[tuple[int, list[str]]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # a person's "skip"
     changes: dict[str, dict[str, str | None]] = field(
         default_factory=dict
     )  # root path -> rel -> text
@@ -284,19 +286,26 @@ def _plan(
     scopes: list[str],
     *,
     forced: bool = False,
-    keep: frozenset[int] = frozenset(),
+    choices: Mapping[int, DuplicateChoice] | None = None,
 ) -> Outcome:
     """Decide every change of a commit against the current state. Call under lock.
 
     `forced` (save-session --force): an UPDATE or SUPERSEDE that is not certainly
     about the same fact is deferred, never applied without a person's review.
-    `keep`: possible duplicates a person at the terminal chose to keep as new memories
-    (see `commit_keeping`); every other check still applies to them.
+    `choices`: what a person answered for possible duplicates (see `commit_choosing`);
+    every other check still applies to them.
     """
     import copy
 
     out = Outcome()
-    entries = [copy.deepcopy(e) for e in payload["candidates"] if e["number"] in numbers]
+    choices = choices or {}
+    entries = []
+    for e in payload["candidates"]:
+        if choices.get(e["number"]) == "skip":
+            dup = (e.get("duplicate_of") or {}).get("id") or _duplicate_id(e)
+            out.skipped.append({"number": e["number"], "id": e["id"], "duplicate_of": dup})
+        elif e["number"] in numbers:
+            entries.append(copy.deepcopy(e))
     target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
     scanned: list[dict[str, Any]] = []
     for e in entries:
@@ -306,6 +315,11 @@ def _plan(
             continue
         if kinds:
             out.redacted.append((e["number"], kinds))
+        if choices.get(e["number"]) == "update":
+            why = _as_update(e)
+            if why:
+                _defer(out, e, why, _duplicate_id(e))
+                continue
         scanned.append(e)
     entries = scanned
 
@@ -332,9 +346,8 @@ def _plan(
                 writable.append(e)
         elif frozen["kind"] == "NOOP":
             _defer(out, e, f"duplicate of {frozen['target']}", frozen["target"])
-        elif _possible_duplicate(e) and e["number"] not in keep:
-            target = e["deferred_reason"].split()[3].rstrip(";")
-            _defer(out, e, e["deferred_reason"], target)
+        elif _possible_duplicate(e) and e["number"] not in choices:
+            _defer(out, e, e["deferred_reason"], _duplicate_id(e))
         elif now.get("kind") == "NOOP" and frozen["kind"] != "UPDATE":
             _defer(
                 out, e, f"duplicate of {now['target']} (written since the proposal)", now["target"]
@@ -416,6 +429,37 @@ def _plan(
 def _possible_duplicate(e: dict[str, Any]) -> bool:
     """True for a candidate the proposal defers as a possible duplicate (a person decides)."""
     return str(e.get("deferred_reason", "")).startswith("possible duplicate of ")
+
+
+def _duplicate_id(e: dict[str, Any]) -> str:
+    """The id of the memory a possible duplicate may repeat."""
+    frozen = e.get("duplicate_of")
+    if isinstance(frozen, dict) and frozen.get("id"):
+        return str(frozen["id"])
+    return str(e.get("deferred_reason", "")).split()[3].rstrip(";")
+
+
+def _as_update(e: dict[str, Any]) -> str:
+    """Turn a possible duplicate into an UPDATE of the memory it may repeat; '' or why not.
+
+    The target's file as it was at proposal time is frozen in `duplicate_of.replaces`, so
+    a hand edit of it since is caught by the same check as any UPDATE.
+    """
+    dup = e.get("duplicate_of")
+    if not isinstance(dup, dict) or not dup.get("id"):
+        return "this proposal was made before updates were offered; propose it again"
+    if dup.get("type") != e["type"]:
+        return (
+            f"{dup['id']} is a {dup.get('type')}, the candidate is a {e['type']}; an update "
+            "keeps the type, so keep it as new or skip it"
+        )
+    e["verdict"] = {"kind": "UPDATE", "target": dup["id"], "target_scope": ""}
+    e["verdict_line"] = f"UPDATE {dup['id']}"
+    e["id"] = dup["id"]
+    e["replaces"] = list(dup.get("replaces") or [])
+    e["deferred_reason"] = ""
+    e["certain"] = True  # a person named the target
+    return ""
 
 
 def _durables(root: Root) -> list[Memory]:
@@ -564,6 +608,11 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
             )
     else:
         lines.append("Nothing was written.")
+    for k in out.skipped:
+        lines.append(
+            f"  skipped   #{k['number']} {k['id']} (the person's choice; {k['duplicate_of']} "
+            "stays as it is)"
+        )
     roles = payload.get("roles") or []
     if out.written and roles:
         lines.append(
@@ -578,10 +627,11 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
         lines.append(f"Deferred {len(out.deferred)} (review, then propose again):")
         for d in out.deferred:
             lines.append(f"  #{d['number']} {d['id']}: {d['reason']} (see `{d['guidance']}`)")
-        if any("duplicate" in str(d.get("reason", "")) for d in out.deferred):
+        if any(d["reason"].startswith("possible duplicate") for d in out.deferred):
             lines.append(
-                "  (a person who wants a possible duplicate as a new memory proposes it again "
-                "and answers `K n` at the terminal prompt)"
+                "  (a person decides a possible duplicate: keep it as new, update the memory "
+                "it may repeat, or skip it, in the approval dialog, on the review page "
+                "(`engram ui`) or at the terminal prompt (`K n`, `U n`))"
             )
     result = Result(
         text="\n".join(lines),
@@ -594,6 +644,7 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
             "deferred": out.deferred,
             "archived": out.archived,
             "removed": out.removed,
+            "skipped": out.skipped,
         },
     )
     if payload.get("kind") == "note" and out.written:
@@ -670,24 +721,25 @@ def commit_proposal(
     approve: str | list[int] = "all",
     *,
     scope: str | None = None,
-    _keep: list[int] | None = None,
+    _choices: Mapping[int, DuplicateChoice] | None = None,
 ) -> Result:
     """Write the approved candidates of a pending proposal (single use).
 
     The token is spent only together with the write (see the module docstring): a
     commit killed at any moment either wrote the memory, or leaves the token working;
     when a killed commit of this very token is finished here, its outcome is returned.
-    Possible duplicates are deferred; only `commit_keeping` (a person at the terminal)
-    passes `_keep`.
+    Possible duplicates are deferred; only `commit_choosing` (a person) passes `_choices`.
     """
 
-    state: dict[str, Any] = {"keep": frozenset()}
+    state: dict[str, Any] = {"choices": {}}
 
     def check(payload: dict[str, Any]) -> None:
-        state["numbers"] = parse_approve(approve, len(payload["candidates"]))
+        numbers = parse_approve(approve, len(payload["candidates"]))
+        if _choices:
+            state["choices"] = _checked_choices(payload, _choices)
+            numbers = [n for n in numbers if state["choices"].get(n) != "skip"]
+        state["numbers"] = numbers
         state["scopes"] = _narrow(payload["scopes"], scope)
-        if _keep:
-            state["keep"] = _keepable(payload, _keep)
 
     all_roots = roots.all
     with locked(all_roots):
@@ -706,46 +758,63 @@ def commit_proposal(
                     exc.args = (exc.message,)
                 raise
             _target_roots(roots, state["scopes"])
-            out = _plan(roots, payload, state["numbers"], state["scopes"], keep=state["keep"])
+            out = _plan(roots, payload, state["numbers"], state["scopes"], choices=state["choices"])
             result = _outcome_result(payload, out)
             _apply(roots, out, token=(key, int(payload["expires_at"])), result=result)
     recovery_notes(result, recoveries)
     return result
 
 
-def _keepable(payload: dict[str, Any], keep: list[int]) -> frozenset[int]:
-    """The candidate numbers to keep as new; each must be a possible duplicate."""
+DuplicateChoice = Literal["new", "update", "skip"]
+DUPLICATE_CHOICES: tuple[DuplicateChoice, ...] = ("new", "update", "skip")
+
+
+def _checked_choices(
+    payload: dict[str, Any], choices: Mapping[int, str]
+) -> dict[int, DuplicateChoice]:
+    """The person's choices, each for a candidate deferred as a possible duplicate."""
     cands = {e["number"]: e for e in payload["candidates"]}
-    numbers = parse_approve(list(keep), len(cands))
+    numbers = parse_approve(list(choices), len(cands))
     wrong = [n for n in numbers if not _possible_duplicate(cands[n])]
     if wrong:
         raise UsageError(
-            f"candidate {wrong[0]} is not deferred as a possible duplicate; keeping as new "
-            "applies only to a candidate whose preview says 'Will be deferred: possible "
+            f"candidate {wrong[0]} is not deferred as a possible duplicate; keep, update and "
+            "skip apply only to a candidate whose preview says 'Will be deferred: possible "
             "duplicate of …'"
         )
-    return frozenset(numbers)
+    out: dict[int, DuplicateChoice] = {}
+    for n, choice in choices.items():
+        if choice not in DUPLICATE_CHOICES:
+            raise UsageError(
+                f"candidate {n}: {choice!r} is not a choice for a possible duplicate; use "
+                "new (keep it as a new memory), update (replace the memory it may repeat, "
+                "history kept) or skip"
+            )
+        out[n] = choice
+    return out
 
 
-def commit_keeping(
+def commit_choosing(
     roots: Roots,
     token: str,
     approve: str | list[int],
-    keep: list[int],
+    choices: Mapping[int, DuplicateChoice],
     *,
     scope: str | None = None,
 ) -> Result:
-    """Commit, writing the possible duplicates numbered in `keep` as new memories.
+    """Commit with a person's answer for each possible duplicate: new, update or skip.
 
-    For a person at a terminal only (`engram commit --keep`, the `K n` answer of the
-    prompt): never offered to the MCP tools, so an agent cannot write past a duplicate
-    review. `keep` counts as approved; everything else is the one commit path.
+    `new` writes it beside the memory it may repeat, `update` replaces that memory (its
+    revision kept in the archive), `skip` leaves it out. For a person only (the terminal
+    prompt, `engram commit --keep/--update`, the approval dialog, the review page): never
+    an argument of an MCP tool, so an agent cannot write past a duplicate review. A
+    chosen candidate counts as approved; everything else is the one commit path.
     """
     if isinstance(approve, str) and approve.strip().lower() == "all":
         approved: str | list[int] = "all"
     else:
-        approved = sorted({*_as_numbers(approve), *keep})
-    return commit_proposal(roots, token, approved, scope=scope, _keep=list(keep))
+        approved = sorted({*_as_numbers(approve), *choices})
+    return commit_proposal(roots, token, approved, scope=scope, _choices=choices)
 
 
 def _as_numbers(approve: str | list[int]) -> list[int]:
