@@ -180,3 +180,14 @@ def test_front_matter_size_is_bounded() -> None:
         parse_memory(text)
     assert err.value.code == "memory.front_matter_too_large"
     assert parse_memory(text, max_front_matter=32 * 1024).extra["note"].startswith("xxx")
+
+
+def test_a_heading_inside_fenced_code_is_code_not_a_section() -> None:
+    content = (
+        "Open the pull request:\n\n```bash\ngh pr create --body \"$(cat <<'EOF'\n## Summary\n"
+        '# not a title\nEOF\n)"\n```\n\n- then wait for CI'
+    )
+    mem = Memory(id="open-pr", type="skill", title="Open a PR", content=content)
+    again = parse_memory(render_memory(mem))
+    assert again.title == "Open a PR" and again.content == content
+    assert again.extra_sections == ""

@@ -362,15 +362,24 @@ def split_front_matter(text: str, max_bytes: int = FRONT_MATTER_BYTES) -> tuple[
 _VARIANT_LINE = r"(?i)^\s*[-*]?\s*\**(light|balanced|strict)\**\s*[:\-—]\s*(.+)$"
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
 def _parse_body(body: str) -> tuple[str, str, dict[str, str], str, str]:
     """Return (title, content, variants, origin, extra_sections)."""
     title = ""
     sections: list[tuple[str, list[str]]] = [("", [])]
+    fence = ""  # inside fenced code a "# " line is code (a shell comment, a heredoc)
     for line in body.split("\n"):
-        if not title and line.startswith("# "):
+        m = _FENCE.match(line)
+        if m and not fence:
+            fence = m.group(1)
+        elif fence and m and set(line.strip()) == {fence[0]} and len(line.strip()) >= len(fence):
+            fence = ""
+        elif not fence and not title and line.startswith("# "):
             title = line[2:].strip()
             continue
-        if line.startswith("## "):
+        elif not fence and line.startswith("## "):
             sections.append((line[3:].strip(), []))
             continue
         sections[-1][1].append(line)
