@@ -67,7 +67,12 @@ def test_import_approve_route_and_import_again(four_hosts: Path) -> None:
     root = four_hosts / ".agents/.engram"
     migration = (root / "skills/database-migrations.md").read_text()
     assert "imported_from: CLAUDE.md:" in migration and "source: import" in migration
-    assert "\n- Run `alembic revision --autogenerate" in migration and "2)" not in migration
+    # the procedure as written: its lead, its numbered steps, its code spans byte for byte
+    assert (
+        "To add a migration:\n\n1. Change the SQLAlchemy model in `app/models/`.\n2. Run "
+        in migration
+    )
+    assert '`alembic revision --autogenerate -m "<what changed>"`' in migration
     titles = [
         line for p in root.rglob("*.md") for line in p.read_text().splitlines() if line[:2] == "# "
     ]

@@ -155,3 +155,15 @@ def test_claude_auto_memory_is_found_by_its_project_key(
     _write(memory, "MEMORY.md", "# Memory\n- The flaky payment test is a known race.\n")
     assert auto_memory(repo / "sub") == (memory, "MEMORY.md")
     assert auto_memory(wt) == (memory, "MEMORY.md")  # worktrees share the repository's memory
+
+
+def test_a_nested_cursor_rule_applies_in_its_folder(tmp_path: Path) -> None:
+    from engram.importers import Workspace, read_all
+
+    rules = tmp_path / "docs" / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.mdc").write_text("---\nglobs: *.mdx\n---\n- Write in the second person.\n")
+    (tmp_path / ".git").mkdir()
+    [got] = [r for r in read_all(Workspace(tmp_path)) if r.source.endswith("style.mdc")]
+    assert got.source == "docs/.cursor/rules/style.mdc"
+    assert got.pieces[0].paths == ["docs/**/*.mdx"]

@@ -75,7 +75,7 @@ def test_what_is_not_a_memory_is_left_out() -> None:
     ]
 
 
-def test_headings_without_hash_numbered_rules_and_paragraph_statements() -> None:
+def test_headings_without_hash_numbered_rules_and_whole_paragraphs() -> None:
     text = (
         "Key Principles\n- Write concise code and avoid classes where a function will do.\n"
         "- Name files in lowercase with underscores everywhere.\n\n"
@@ -89,9 +89,10 @@ def test_headings_without_hash_numbered_rules_and_paragraph_statements() -> None
     numbered = [p for p in pieces if "Composition API" in p.text or "default exports" in p.text]
     assert [p.type for p in numbered] == ["rule", "rule"] and len(numbered) == 2
     prose = [(p.type, p.text) for p in pieces if "Quarry" in p.text or "quarry-api" in p.text]
-    assert prose == [
-        ("knowledge", "Quarry indexes documents into OpenSearch. It runs as a Kafka consumer."),
-        ("rule", "Queries must go through quarry-api only."),
+    # a paragraph is one memory, as its author wrote it (never a sentence of its own)
+    assert [t for _, t in prose] == [
+        "Quarry indexes documents into OpenSearch. It runs as a Kafka consumer. "
+        "Queries must go through quarry-api only."
     ]
 
 

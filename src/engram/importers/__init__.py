@@ -167,11 +167,19 @@ def read_rule_file(
     and Windsurf write them: globs become `paths:`, an always-on file's statements rules."""
 
     fields, body, at = front_matter(ws.read(rel))
+    head, found, _ = f"/{rel}".partition("/.cursor/rules/")
+    folder = head.lstrip("/") if found else ""  # a nested Cursor rule applies in its folder
+    globs = glob_list(fields.get("globs", ""))
+    if folder:
+        # `*.mdx` has no folder: it matches at any depth below the rule's folder
+        globs = [
+            f"{folder}/{g.lstrip('/')}" if "/" in g else f"{folder}/**/{g}" for g in globs
+        ] or [f"{folder}/**"]
     pieces = split_markdown(
         body,
         rel,
         first_line=at,
-        paths=glob_list(fields.get("globs", "")),
+        paths=globs,
         default_title=fields.get("description", "").strip("\"'")[:80],
     )
     if always(fields):

@@ -15,8 +15,10 @@ HOST = "cursor"
 
 
 def matches(rel: str) -> bool:
+    """`.cursorrules`, and rule files of `.cursor/rules/` at the root or in any folder
+    (Cursor's nested rules: `docs/.cursor/rules/x.mdc` applies inside `docs/`)."""
     return rel == ".cursorrules" or (
-        rel.startswith(".cursor/rules/") and rel.endswith((".mdc", ".md"))
+        f"/{rel}".count("/.cursor/rules/") == 1 and rel.endswith((".mdc", ".md"))
     )
 
 

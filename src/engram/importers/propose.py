@@ -31,7 +31,9 @@ from engram.core.results import Result
 from engram.importers import Workspace, claude_md, host_names, read_all, read_one
 from engram.importers.split import statement_title
 
-MAX_PER_PROPOSAL = 50  # engram.core.write.candidates.MAX_CANDIDATES
+# A whole repository's instruction files in one approval (the review page pages through
+# them); beyond this the rest waits for the next import, so judging stays bounded.
+MAX_PER_PROPOSAL = 300
 
 
 @dataclass
@@ -140,6 +142,8 @@ def _fields(piece: Any) -> dict[str, Any]:
     paths = clean_names(piece.paths, "")
     if paths:
         out["paths"] = paths
+    if piece.markdown and piece.markdown != content_of(piece.text).strip():
+        out["content"] = piece.markdown  # kept as written (the commit screens it as it is)
     return out
 
 
@@ -173,7 +177,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     kept: list[Any] = []
     screened_out: list[tuple[str, str]] = []
     for c in cands:
-        body = committed_content(c.text)
+        body = committed_content(c.text, by_extra[id(c)]["import"].get("content", ""))
         problem = screen_fields(by_extra[id(c)]["import"], f"{by_source[id(c)]}:")
         if problem:  # a file name or glob that reads like an instruction
             screened_out.append((by_source[id(c)], problem))
@@ -262,10 +266,13 @@ def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def committed_content(text: str) -> str:
-    """The `## Content` a candidate with this TEXT gets once approved: redacted first, as the
-    write path redacts it, so a line that held a secret matches the memory it became."""
+def committed_content(text: str, as_written: str = "") -> str:
+    """The `## Content` a candidate gets once approved: its passage as written when it has
+    one, else bullets of its TEXT; redacted first, as the write path redacts it, so a line
+    that held a secret matches the memory it became."""
 
+    if as_written:
+        return redact(as_written, strict=True).text.strip()
     return content_of(redact(text).text).strip()
 
 
@@ -286,7 +293,8 @@ def held_ranges(
             body = make_candidate(1, type=piece.type, text=piece.text).text
         except EngramError:
             continue
-        if committed_content(body) not in held or redact(body).changed:
+        written = _fields(piece).get("content", "")
+        if committed_content(body, written) not in held or redact(written or body).changed:
             continue
         ranges.setdefault(piece.source, []).append((piece.start, piece.end))
     return ranges
@@ -341,7 +349,7 @@ def _summary(
         for count, what in (
             (dup[source], "already in memory"),
             (gone, "refused"),
-            (later[source], "left for the next import (50 per proposal)"),
+            (later[source], f"left for the next import ({MAX_PER_PROPOSAL} per proposal)"),
         ):
             if count:
                 parts.append(f"{count} {what}")

@@ -9,7 +9,10 @@ records where every candidate came from so that the person can check it against 
 
 from __future__ import annotations
 
+import itertools
 import re
+import textwrap
+from collections import Counter
 from dataclasses import dataclass, field
 
 MAX_TEXT_CHARS = 1_900  # below engram.core.write.candidates.MAX_TEXT_CHARS, room for the title
@@ -88,6 +91,7 @@ class Piece:
     tags: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     titled_by_text: bool = False  # the title is the text's first clause (made again once redacted)
+    markdown: str = ""  # the passage as written (code spans and fences byte for byte), or ""
 
     @property
     def imported_from(self) -> str:
@@ -344,10 +348,12 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             target.end = n
             cur = None
             continue
+        continues = not blank and cur is not None and cur.kind == "paragraph" and not cur.table
         blank = False
         b, num = _BULLET.match(line), _NUMBERED.match(line)
         if (
             not (b or num)
+            and not continues  # a wrapped line of a paragraph, even one that opens in bold
             and raw_line[:1] not in " \t"
             and (_SYMBOL_ITEM.match(line) or _TERM.match(line))
         ):
@@ -455,6 +461,11 @@ def _with_examples(blocks: list[_Block]) -> list[_Block]:
     out: list[_Block] = []
     pending: list[_Block] = []
     for b in blocks:
+        if out and not pending and _markup_block(b):
+            # `<Frame>…</Frame>` under "Wrap all images in frames.": the example it shows
+            out[-1].code += [r for r in b.raw if r.strip()]
+            out[-1].end = b.end
+            continue
         example = b.code and len(" ".join(b.items).split()) <= 3 and b.kind == "paragraph"
         if example:
             pending.append(b)
@@ -471,6 +482,14 @@ def _with_examples(blocks: list[_Block]) -> list[_Block]:
     elif pending:
         out += pending
     return out
+
+
+_MARKUP_LINE = re.compile(r"^</?[A-Za-z][\w.-]*(?:\s|/?>|$)")
+
+
+def _markup_block(block: _Block) -> bool:
+    """A paragraph of HTML or JSX components (`<Tip>`, `<ParamField …>`): an example."""
+    return block.kind == "paragraph" and bool(block.raw) and bool(_MARKUP_LINE.match(block.raw[0]))
 
 
 def _code_text(block: _Block) -> str:
@@ -590,8 +609,8 @@ def _chunks(block: _Block) -> list[_Block]:
         out[-1].code, out[-1].end = block.code, block.end  # the list's own code: its last item
         out[0].start = block.start  # a line that heads the list goes with its first item
         return out
-    if block.kind == "paragraph" and not block.table:
-        return _statements(block)
+    if block.kind == "paragraph" and not block.table and len(_text_of(block)) > MAX_TEXT_CHARS:
+        return _statements(block)  # a paragraph is one memory, unless too long for one
     if len(_text_of(block)) <= MAX_TEXT_CHARS or block.kind in ("paragraph", "code"):
         return [block]
     out: list[_Block] = []
@@ -737,12 +756,17 @@ def split_markdown(
     sections.append(([h for _, h in stack], body_at, body, intro))
 
     out: list[Piece] = []
+    leads: dict[int, str] = {}  # piece index → the line that introduces its list
     for headings, at, sec, intro in sections:
         blocks = _blocks(sec, at)
         if intro:
             blocks = _without_introduction(blocks)
         for block in _with_examples(blocks):
-            for chunk in _chunks(block):
+            chunks = _chunks(block)
+            spans = [(c.start, c.end) for c in chunks]
+            apart = all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+            for chunk in chunks:
+                markdown = _as_written(lines, chunk.start - first_line, chunk.end - first_line)
                 body_text = _text_of(chunk)
                 short_rule = chunk.instruction or _opens_instruction(body_text)
                 if len(body_text) < (6 if short_rule else 12):
@@ -764,6 +788,7 @@ def split_markdown(
                 for t in extra_tags or []:
                     if t not in tags and len(tags) < MAX_TAGS:
                         tags.append(t)
+                leads[len(out)] = chunk.lead
                 out.append(
                     Piece(
                         type=kind,  # a table describes: knowledge
@@ -775,6 +800,40 @@ def split_markdown(
                         tags=tags,
                         paths=list(paths or []),
                         titled_by_text=one or not title,
+                        # a passage cut from lines it shares with another has no text of its own
+                        markdown=markdown if apart else "",
                     )
                 )
-    return out
+    return _own_titles(out, leads)
+
+
+def _own_titles(pieces: list[Piece], leads: dict[int, str]) -> list[Piece]:
+    """Pieces that would share their heading as title get one of their own: the line that
+    introduces their list, else their first clause (ids follow titles: no `-2`, `-3`)."""
+    shared = Counter(p.title.casefold() for p in pieces)
+    for i, p in enumerate(pieces):
+        if shared[p.title.casefold()] < 2 or p.titled_by_text:
+            continue
+        lead = _clean(leads.get(i, "")).rstrip(":").strip()
+        if lead and len(lead.split()) <= 8:
+            p.title = lead
+        else:
+            p.title, p.titled_by_text = statement_title(p.text), True
+    return pieces
+
+
+MAX_WRITTEN_CHARS = 4_000
+
+
+def _as_written(lines: list[str], first: int, last: int) -> str:
+    """Lines `first`..`last` (0-based) as the file has them, common indent removed: what
+    the memory keeps, so code spans, fences, links and wrapped lines stay as written."""
+    kept = [ln.rstrip() for ln in lines[max(first, 0) : last + 1]]
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    text = textwrap.dedent("\n".join(kept))
+    if not text or len(text) > MAX_WRITTEN_CHARS or _HEADING.match(text.split("\n", 1)[0]):
+        return ""
+    return text

@@ -195,7 +195,7 @@ def proposals(roots: Roots) -> dict[str, Any]:
                     "type": c.get("type"),
                     "id": c.get("id"),
                     "title": c.get("title"),
-                    "text": c.get("text"),
+                    "text": (c.get("import") or {}).get("content") or c.get("text"),
                     "context": c.get("context"),
                     "depends_on": c.get("depends_on") or [],
                     "verdict": c.get("verdict_line"),

@@ -124,7 +124,7 @@ _MARKUP: tuple[tuple[str, re.Pattern[str]], ...] = (
         "active HTML element",
         lazy_compile(
             r"<\s*/?\s*(?:script|iframe|object|embed|style|meta|link|svg|math|form|input|"
-            r"base|frame|frameset|applet)\b",
+            r"base|frameset|applet)\b",  # a lone <frame> renders nothing (docs' `<Frame>`)
             re.I,
         ),
     ),

@@ -672,7 +672,8 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
     for c in cands:
         where = "working note" if c.get("note") else TYPE_DIRS[c["type"]] + "/"
         lines.append(f"{c['number']}. [{c['type']}] {c['id']} ({where})")
-        lines.append(f"   {c['text']}")
+        written = (c.get("import") or {}).get("content")  # an import keeps its passage as written
+        lines.extend(f"   {ln}".rstrip() for ln in (written or c["text"]).split("\n"))
         if c.get("context"):
             lines.append(f"   Context: {c['context']}")
         if c.get("depends_on"):
