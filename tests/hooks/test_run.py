@@ -91,6 +91,17 @@ def test_session_start_injects_the_startup_pack(ws):
     assert "systemMessage" not in out  # proof is off by default
 
 
+def test_session_start_opens_with_the_map_of_what_memory_covers(ws):
+    out, _ = hook(ws, "claude", "session-start", start(ws))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    head = context.split("\n\n")[0]
+    assert head.startswith("Project memory holds ") and "engram_load" in head
+    assert "release" in head  # a tag of the example memories, with its count
+    prompted, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, "how do we cut a release"))
+    if prompted is not None:  # a prompt never repeats the map
+        assert "Project memory holds" not in prompted["hookSpecificOutput"]["additionalContext"]
+
+
 def test_auto_mode_reinjects_only_when_the_routing_changes(ws):
     set_config(ws, "proof", "compact")
     first, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, "prepare the release"))

@@ -41,6 +41,14 @@ def load(roots: Roots, request: LoadRequest) -> Result:
     return load_memories(roots, request)
 
 
+def coverage_map(roots: Roots) -> str:
+    """What memory covers in one short paragraph (types, most used tags): for the host model
+    to write its searches in the team's words. '' when memory is empty."""
+    from engram.core.read.coverage import coverage_map as covered
+
+    return covered(roots)
+
+
 def route(roots: Roots, query: str, *, roles: list[str] | None = None) -> Result:
     """Task type and routed memories in load order. data: task_type, entries[{id,type,scope,score,...}]."""
     from engram.core.read.load import route_task

@@ -157,14 +157,22 @@ def respond(
     cache.remember(session, signature, event)
     selected = list(result.data.get("selected_keys", []))
     unshown = list(result.data.get("unshown_cards") or [])
+    # A session starts with the map of what memory covers, so the model's own searches use
+    # the team's words; a prompt never repeats it.
+    coverage = api.coverage_map(roots) if event == SESSION_START else ""
     if not selected and not result.data.get("withheld"):  # a withheld memory is always told
         if event == PROMPT and unshown:
             return _answer(host, event, POINTER.format(ids=", ".join(unshown)),
                            f"pointer ({len(unshown)} unsure)" if proof_on else None)  # fmt: skip
+        if coverage:
+            return _answer(
+                host, event, coverage, "map only (no memory matched)" if proof_on else None
+            )
         return _answer(host, event, None, "skipped (no memory matched)" if proof_on else None)
     ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
     proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
-    return _answer(host, event, result.text, proof if proof_on else None)
+    context = "\n\n".join(p for p in (coverage, result.text) if p)
+    return _answer(host, event, context, proof if proof_on else None)
 
 
 # At most ~40 tokens: what may apply, and how the model finds out with its own searches.

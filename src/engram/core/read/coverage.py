@@ -1,0 +1,77 @@
+"""What memory covers, in a few lines: the map a host model reads before it writes its own
+searches, so they use the team's words (`engram_load` with `queries`)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from engram.core.read.render import estimate_tokens
+from engram.core.safety.injection import find_injection
+from engram.core.store.index import open_index, split_list
+from engram.core.store.layout import Roots
+
+MAP_TOKENS = 300  # read on every session start: it stays small at any size of memory
+_TAG = re.compile(r"[a-z0-9][a-z0-9+#._-]{0,30}")
+_PLURAL = {"rule": "rules", "skill": "skills", "knowledge": "knowledge", "workflow": "workflows"}
+
+
+def coverage_counts(roots: Roots) -> tuple[Counter[str], Counter[str]]:
+    """(memories per type, memories per tag) of the durable memories the screen passed.
+
+    A tag is shown to the model before anyone asked for its memory: a memory the screen
+    flagged lends none, and a tag that reads as an instruction is left out.
+    """
+    index = open_index(roots)
+    types: Counter[str] = Counter()
+    tags: Counter[str] = Counter()
+    rows = index.conn.execute(
+        "SELECT type, tags FROM memories WHERE tier IS NOT 'working' AND (flag IS NULL OR flag = '')"
+    )
+    for mtype, joined in rows:
+        types[str(mtype)] += 1
+        tags.update(t for t in dict.fromkeys(split_list(joined)) if _TAG.fullmatch(t))
+    for tag in [t for t in tags if _reads_as_instruction(t)]:
+        del tags[tag]
+    return types, tags
+
+
+def _reads_as_instruction(tag: str) -> bool:
+    """`ignore-previous-instructions` as a tag: words the map must not repeat."""
+    return find_injection(re.sub(r"[-_.]+", " ", tag), strict=False) is not None
+
+
+def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP_TOKENS) -> str:
+    """One paragraph within `max_tokens`: counts per type, then the most used tags."""
+    total = sum(types.values())
+    if not total:
+        return ""
+    kinds = ", ".join(f"{n:,} {_PLURAL.get(t, t) if n != 1 else t}" for t, n in types.most_common())
+    head = f"Project memory holds {total:,} memories ({kinds})."
+    tail = (
+        "Before project work, call engram_load with the task and 2-4 `queries` in these words; "
+        "skip it for general questions."
+    )
+    areas: list[str] = []
+    for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
+        if tag in _PLURAL or tag in _PLURAL.values():
+            continue
+        trial = _text(head, [*areas, f"{tag} {n}"], tail)
+        if estimate_tokens(trial) > max_tokens:
+            break
+        areas.append(f"{tag} {n}")
+    text = _text(head, areas, tail)
+    if find_injection(text, strict=False) is not None:  # tags that read as an instruction
+        text = _text(head, [], tail)
+    return text
+
+
+def _text(head: str, areas: list[str], tail: str) -> str:
+    middle = f" Areas (memories per tag): {', '.join(areas)}." if areas else ""
+    return f"{head}{middle} {tail}"
+
+
+def coverage_map(roots: Roots, *, max_tokens: int = MAP_TOKENS) -> str:
+    """The map of these roots' memory ('' when there is none)."""
+    types, tags = coverage_counts(roots)
+    return render_map(types, tags, max_tokens=max_tokens)
