@@ -91,11 +91,12 @@ def test_session_start_injects_the_startup_pack(ws):
     assert "systemMessage" not in out  # proof is off by default
 
 
-def test_session_start_opens_with_the_map_of_what_memory_covers(ws):
+def test_session_start_ends_with_the_map_of_what_memory_covers(ws):
     out, _ = hook(ws, "claude", "session-start", start(ws))
     context = out["hookSpecificOutput"]["additionalContext"]
-    head = context.split("\n\n")[0]
-    assert head.startswith("Project memory holds ") and "engram_load" in head
+    assert context.startswith("Engram memory")  # the pack first, then the map
+    head = context[context.index("Project memory holds ") :]
+    assert "engram_load" in head
     assert "release" in head  # a tag of the example memories, with its count
     prompted, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, "how do we cut a release"))
     if prompted is not None:  # a prompt never repeats the map

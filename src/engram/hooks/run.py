@@ -171,7 +171,7 @@ def respond(
         return _answer(host, event, None, "skipped (no memory matched)" if proof_on else None)
     ids = ", ".join(selected[:8]) + (", …" if len(selected) > 8 else "")
     proof = f"loaded {len(selected)} ({ids}), {result.data.get('tokens', 0)} tokens"
-    context = "\n\n".join(p for p in (coverage, result.text) if p)
+    context = "\n\n".join(p for p in (result.text, coverage) if p)  # the pack, then the map
     return _answer(host, event, context, proof if proof_on else None)
 
 

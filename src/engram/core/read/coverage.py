@@ -47,7 +47,7 @@ def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP
     if not total:
         return ""
     kinds = ", ".join(f"{n:,} {_PLURAL.get(t, t) if n != 1 else t}" for t, n in types.most_common())
-    head = f"Project memory holds {total:,} memories ({kinds})."
+    head = f"Project memory holds {total:,} memor{'y' if total == 1 else 'ies'} ({kinds})."
     tail = (
         "Before project work, call engram_load with the task and 2-4 `queries` in these words; "
         "skip it for general questions."
