@@ -245,7 +245,6 @@ class _Block:
     checklist: bool = False  # `- [ ]` items: they only make sense together
     table: bool = False  # rows of a Markdown table
     instruction: bool = False  # an item of a list of instructions, shaped like one
-    rewritten: bool = False  # sentences were left out: its lines are no longer what it says
 
 
 _LINK_ONLY = re.compile(
@@ -451,8 +450,7 @@ def _without_introduction(blocks: list[_Block]) -> list[_Block]:
         sentences = _SENTENCE_END.split(" ".join(b.items))
         kept = [x for x in sentences if not (_ADDRESS.search(x) or _pointer(x))]
         if kept:
-            if len(kept) < len(sentences):
-                b.items, b.rewritten = [" ".join(kept)], True
+            b.items = [" ".join(kept)] if len(kept) < len(sentences) else b.items
             out.append(b)
     return out
 
@@ -803,7 +801,7 @@ def split_markdown(
                         paths=list(paths or []),
                         titled_by_text=one or not title,
                         # a passage cut from lines it shares with another has no text of its own
-                        markdown=markdown if apart and not chunk.rewritten else "",
+                        markdown=markdown if apart else "",
                     )
                 )
     return _own_titles(out, leads)
