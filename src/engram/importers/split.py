@@ -766,7 +766,12 @@ def split_markdown(
             spans = [(c.start, c.end) for c in chunks]
             apart = all(a[1] < b[0] for a, b in itertools.pairwise(spans))
             for chunk in chunks:
-                markdown = _as_written(lines, chunk.start - first_line, chunk.end - first_line)
+                # a passage cut from lines it shares with another has no text of its own
+                markdown = (
+                    _as_written(lines, chunk.start - first_line, chunk.end - first_line)
+                    if apart
+                    else ""
+                )
                 body_text = _text_of(chunk)
                 short_rule = chunk.instruction or _opens_instruction(body_text)
                 if len(body_text) < (6 if short_rule else 12):
@@ -800,8 +805,7 @@ def split_markdown(
                         tags=tags,
                         paths=list(paths or []),
                         titled_by_text=one or not title,
-                        # a passage cut from lines it shares with another has no text of its own
-                        markdown=markdown if apart else "",
+                        markdown=markdown,
                     )
                 )
     return _own_titles(out, leads)

@@ -20,7 +20,7 @@ def coverage_counts(roots: Roots) -> tuple[Counter[str], Counter[str]]:
     """(memories per type, memories per tag) of the durable memories the screen passed.
 
     A tag is shown to the model before anyone asked for its memory: a memory the screen
-    flagged lends none, and a tag that reads as an instruction is left out.
+    flagged lends none (`render_map` leaves out a tag that reads as an instruction).
     """
     index = open_index(roots)
     types: Counter[str] = Counter()
@@ -31,8 +31,6 @@ def coverage_counts(roots: Roots) -> tuple[Counter[str], Counter[str]]:
     for mtype, joined in rows:
         types[str(mtype)] += 1
         tags.update(t for t in dict.fromkeys(split_list(joined)) if _TAG.fullmatch(t))
-    for tag in [t for t in tags if _reads_as_instruction(t)]:
-        del tags[tag]
     return types, tags
 
 
@@ -42,7 +40,11 @@ def _reads_as_instruction(tag: str) -> bool:
 
 
 def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP_TOKENS) -> str:
-    """One paragraph within `max_tokens`: counts per type, then the most used tags."""
+    """One paragraph within `max_tokens`: counts per type, then the most used tags.
+
+    Only the tags that can still fit are screened, so the cost stays that of the map, not
+    of every distinct tag.
+    """
     total = sum(types.values())
     if not total:
         return ""
@@ -54,7 +56,7 @@ def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP
     )
     areas: list[str] = []
     for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
-        if tag in _PLURAL or tag in _PLURAL.values():
+        if tag in _PLURAL or tag in _PLURAL.values() or _reads_as_instruction(tag):
             continue
         trial = _text(head, [*areas, f"{tag} {n}"], tail)
         if estimate_tokens(trial) > max_tokens:

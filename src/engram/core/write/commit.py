@@ -67,7 +67,7 @@ from engram.core.write.approvals import (
     redaction_notes,
     take_proposal,
 )
-from engram.core.write.candidates import Candidate, content_of, parse_candidates
+from engram.core.write.candidates import Candidate, parse_candidates, written_content
 from engram.core.write.verdicts import find_cycle
 
 # ---------------------------------------------------------------- journal (crash safety)
@@ -124,7 +124,7 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         updated=today,
         valid_from=today,
         last_confirmed=today,
-        content=imported.get("content") or content_of(entry["text"]),
+        content=written_content(entry),
         origin=entry.get("context", ""),
         extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
     )
@@ -139,7 +139,7 @@ def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) 
     if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
         old.tags = _tags(entry["text"])
     old.title = entry["title"]
-    old.content = (entry.get("import") or {}).get("content") or content_of(entry["text"])
+    old.content = written_content(entry)
     if entry.get("context"):
         old.origin = entry["context"]
     if entry.get("depends_on"):
