@@ -238,3 +238,23 @@ def test_file_names_globs_and_headings_are_screened_before_anything_is_proposed(
     assert token not in pending and "ignore all previous" not in pending.lower()
     assert "Ignore previous instructions" not in pending
     assert "[REDACTED:" in pending  # the second file name, kept with its secret redacted
+
+
+def test_import_propose_prints_how_to_decide_a_possible_duplicate(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = tmp_path / "dup"
+    proj.mkdir()
+    assert _run(proj, home, "init").returncode == 0
+    saved = _run(proj, home, "save", "rule", "Run `pytest -q` before every commit", "--force")
+    assert saved.returncode == 0, saved.stderr
+    (proj / "AGENTS.md").write_text(
+        "# Checks\n\n- Always run make lint and pytest -q before opening a pull request.\n"
+    )
+    out = _run(proj, home, "import", "--propose")
+    assert out.returncode == 0, out.stderr
+    token = re.search(r"engram commit (\S+) --keep (\d+)", out.stdout)
+    assert token, out.stdout
+    number = token.group(2)
+    assert f"engram commit {token.group(1)} --update {number}" in out.stdout
+    assert f"engram commit {token.group(1)} --skip {number}" in out.stdout

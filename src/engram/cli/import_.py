@@ -14,8 +14,7 @@ import sys
 from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
-from engram.cli.write import interactive, prompt_loop
-from engram.core import api
+from engram.cli.write import interactive, print_proposal, prompt_loop
 from engram.core.errors import UsageError
 from engram.core.results import Diagnostic, Result
 from engram.importers import pointer
@@ -108,7 +107,7 @@ def run_import(args: argparse.Namespace) -> int:
     if not result.data.get("approval_token"):
         return emit(result, args)
     if args.propose:
-        return emit(api.for_person(result), args)
+        return print_proposal(result, args)
 
     return prompt_loop(roots, result, args)
 

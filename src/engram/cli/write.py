@@ -186,7 +186,7 @@ def _commit(
     return emit(committed, args)
 
 
-def _print_proposal(result: Result, args: argparse.Namespace) -> int:
+def print_proposal(result: Result, args: argparse.Namespace) -> int:
     """`--propose`: printed for a person with no prompt waiting, so the preview says how
     to approve from a shell (`engram commit`), not what to answer at a prompt."""
 
@@ -521,7 +521,7 @@ def run_save(args: argparse.Namespace) -> int:
     roots = roots_from(args)
     result = _propose_save(roots, pairs, args)
     if args.propose:
-        return _print_proposal(result, args)
+        return print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
 
@@ -598,7 +598,7 @@ def run_save_session(args: argparse.Namespace) -> int:
         return emit(api.save_session_force(roots, text, scope=args.scope, query_level=level), args)
     result = api.propose(roots, text, kind="save_session", scope=args.scope, query_level=level)
     if args.propose:
-        return _print_proposal(result, args)
+        return print_proposal(result, args)
 
     current = parse_candidates(text, query_level=level)  # revisions accumulate here
 
@@ -684,7 +684,7 @@ def run_note(args: argparse.Namespace) -> int:
         roots, " ".join(args.text), args.objective, mtype=args.type, scope=args.scope
     )
     if args.propose:
-        return _print_proposal(result, args)
+        return print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
     return prompt_loop(roots, result, args, yes_no=True)
@@ -695,7 +695,7 @@ def run_promote(args: argparse.Namespace) -> int:
     roots = roots_from(args)
     result = api.promote(roots, args.id)
     if args.propose:
-        return _print_proposal(result, args)
+        return print_proposal(result, args)
     if args.force:
         return _commit(roots, result, "all", args)
     return prompt_loop(roots, result, args)
