@@ -632,3 +632,19 @@ def test_an_accept_without_the_required_scope_is_invalid() -> None:
     assert read_answer(form, {"scope": "workspace", "candidate_2": False}) == Answer(
         [1], {}, "workspace"
     )
+
+
+def test_the_dialog_shows_the_triggers_approved_with_a_memory_but_never_its_text() -> None:
+    data = {
+        "scopes": ["workspace"],
+        "candidates": [
+            {"number": 1, "type": "rule", "id": "smoke-tests", "verdict": "ADD",
+             "text": "Run the smoke tests after every deploy.",
+             "triggers": ["is prod healthy", "after a release"]},
+            {"number": 2, "type": "rule", "id": "lint", "verdict": "ADD", "text": "Lint first."},
+        ],
+    }  # fmt: skip
+    props = eli.save_form(data).schema["properties"]
+    assert props["candidate_1"]["description"] == "Triggers: is prod healthy; after a release"
+    assert "description" not in props["candidate_2"]
+    assert "smoke tests after" not in json.dumps(props)  # R-ELI-1

@@ -478,3 +478,37 @@ def test_engram_load_takes_the_paths_and_branch_of_the_work(mcp, example_project
         resp = call(bad)
         assert resp["result"]["isError"] is True, bad
         assert message in text_of(resp), (bad, text_of(resp))
+
+
+def test_save_takes_triggers_that_are_shown_approved_and_routed(srv, example_project):
+    phrases = ["sign in with Apple", "add a login provider", "OIDC callback fails"]
+    prop = srv.call(
+        "engram_save",
+        {"type": "knowledge", "text": "OAuth providers are registered in auth/providers.py.",
+         "triggers": phrases},
+    )  # fmt: skip
+    data = data_of(prop)
+    assert data["candidates"][0]["triggers"] == phrases
+    assert "Triggers: sign in with Apple; add a login provider" in text_of(prop)
+    done = srv.call("engram_commit", {"approval_token": data["approval_token"], "approve": "all"})
+    assert done["result"]["isError"] is False, text_of(done)
+    (w,) = data_of(done)["written"]
+    assert "triggers: [sign in with Apple" in (example_project / ROOT / w["file"]).read_text()
+    loaded = data_of(srv.call("engram_load", {"query": "OIDC callback fails for Apple"}))
+    assert any(w["id"] in key for key in loaded["body_keys"])
+
+
+@pytest.mark.parametrize(
+    ("triggers", "fragment"),
+    [
+        ("one phrase", "must be an array of strings"),
+        ([f"phrase {i}" for i in range(9)], "at most 8"),
+        (["x" * 121], "longer than 120"),
+        ([""], "is empty"),
+        (["a\x07b"], "control"),
+    ],
+)
+def test_save_refuses_bad_triggers_and_proposes_nothing(srv, triggers, fragment):
+    out = srv.call("engram_save", {"text": "Deploys happen on Tuesdays.", "triggers": triggers})
+    assert out["result"]["isError"] is True
+    assert fragment in text_of(out), text_of(out)

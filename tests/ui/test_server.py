@@ -495,3 +495,12 @@ def test_keep_as_written_records_this_users_review_of_a_flagged_file(
     codes = {d["code"] for d in doc["data"]["verify"]["diagnostics"]}
     assert "memory.unsafe" not in codes
     assert "reviewed: knowledge/pager.md" in doc["data"]["verify_text"]
+
+
+def test_a_proposal_shows_the_triggers_the_person_approves(client: Client, project: Path) -> None:
+    lines = "TYPE: rule | TEXT: Run the smoke tests after every deploy | TRIGGERS: is prod ok; after release\n"
+    _core(api.propose, require_roots(project), lines)
+    (prop,) = client.get("/api/proposals")[1]["data"]["proposals"]
+    (cand,) = prop["candidates"]
+    assert cand["triggers"] == ["is prod ok", "after release"]
+    assert cand["triggers_only"] is False

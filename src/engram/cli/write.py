@@ -67,6 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="rule|skill|knowledge, then the text (quoted); several pairs make one proposal",
     )
     p.add_argument("--role", help="role(s) the memory applies to (comma-separated)")
+    p.add_argument(
+        "--trigger",
+        action="append",
+        metavar="PHRASE",
+        help="a phrasing a teammate would type when the memory applies (repeat, up to 8; "
+        "for several memories write `| TRIGGERS: a; b` after each text)",
+    )
     p.add_argument("-f", "--force", action="store_true", help="write without asking")
     _common(p)
     p.set_defaults(func=run_save)
@@ -504,8 +511,21 @@ def _pairs_as_lines(pairs: list[tuple[str | None, str]]) -> str:
 def _propose_save(
     roots: object, pairs: list[tuple[str | None, str]], args: argparse.Namespace
 ) -> Result:
+    triggers = getattr(args, "trigger", None)
     if len(pairs) == 1:
-        return api.save(roots, pairs[0][0], pairs[0][1], scope=args.scope, role=args.role)  # type: ignore[arg-type]
+        return api.save(
+            roots,  # type: ignore[arg-type]
+            pairs[0][0],
+            pairs[0][1],
+            scope=args.scope,
+            role=args.role,
+            triggers=triggers,
+        )
+    if triggers:
+        raise UsageError(
+            f"--trigger goes with one memory, and {len(pairs)} are given; write "
+            "`| TRIGGERS: a; b` after the text of each memory instead"
+        )
     return api.propose(
         roots,  # type: ignore[arg-type]
         _pairs_as_lines(pairs),

@@ -163,12 +163,19 @@ def propose(
 
 
 def save(
-    roots: Roots, mtype: str | None, text: str, *, scope: str | None = None, role: str | None = None
+    roots: Roots,
+    mtype: str | None,
+    text: str,
+    *,
+    scope: str | None = None,
+    role: str | None = None,
+    triggers: list[str] | None = None,
 ) -> Result:
-    """One memory proposed from plain text (`engram save [TYPE] "TEXT"`)."""
+    """One memory proposed from plain text (`engram save [TYPE] "TEXT"`), with the phrases
+    a teammate would type when it applies (`triggers`)."""
     from engram.core.write.approvals import create_single_proposal
 
-    return create_single_proposal(roots, mtype, text, scope=scope, role=role)
+    return create_single_proposal(roots, mtype, text, scope=scope, role=role, triggers=triggers)
 
 
 def commit(

@@ -114,6 +114,15 @@ def _candidate_label(c: dict[str, Any]) -> str:
     return f"{label} ({mtype})" if mtype else label
 
 
+def _candidate_description(c: dict[str, Any]) -> str:
+    """The triggers the person approves with the memory (phrases that will route to it).
+
+    The memory text itself is never in the form (R-ELI-1): the host shows the preview.
+    """
+    triggers = [str(t) for t in c.get("triggers") or [] if isinstance(t, str)]
+    return "Triggers: " + "; ".join(triggers) if triggers else ""
+
+
 def _wanted_by_default(c: dict[str, Any]) -> bool:
     return not str(c.get("verdict") or "").upper().startswith("NOOP")
 
@@ -153,11 +162,15 @@ def save_form(data: dict[str, Any]) -> Form:
     props: dict[str, Any] = {}
     for c in candidates:
         dup = _duplicate_of(c)
-        props[f"{CANDIDATE_PREFIX}{c['number']}"] = (
+        field = (
             _choice_field(c, dup)
             if dup
             else {"type": "boolean", "title": _candidate_label(c), "default": _wanted_by_default(c)}
         )
+        shown = _candidate_description(c)
+        if shown:
+            field["description"] = f"{shown} · {field['description']}" if dup else shown
+        props[f"{CANDIDATE_PREFIX}{c['number']}"] = field
     scopes = [s for s in data.get("scopes") or ["workspace"] if isinstance(s, str)]
     options = ["both", *scopes] if len(scopes) > 1 else scopes
     props["scope"] = {

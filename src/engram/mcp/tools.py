@@ -143,6 +143,10 @@ def _constraint_error(name: str, value: Any, spec: dict[str, Any]) -> str | None
             return f"{name} must be an integer from {lo} to {hi}"
     if isinstance(value, str) and "maxLength" in spec and len(value) > spec["maxLength"]:
         return f"{name} is longer than {spec['maxLength']} characters"
+    if isinstance(value, str) and len(value) < spec.get("minLength", 0):
+        return f"{name} is empty; give at least {spec['minLength']} character(s)"
+    if isinstance(value, list) and len(value) > spec.get("maxItems", len(value)):
+        return f"{name} has {len(value)} items; at most {spec['maxItems']}"
     if isinstance(value, list):
         for v in value:
             err = _constraint_error(f"each item of {name}", v, spec.get("items", {}))
@@ -300,7 +304,9 @@ def run_save(call: Call, roots: Roots) -> Any:
         call,
         roots,
         "save",
-        lambda: _api().save(roots, a.get("type"), a["text"], scope=a.get("scope")),
+        lambda: _api().save(
+            roots, a.get("type"), a["text"], scope=a.get("scope"), triggers=a.get("triggers")
+        ),
     )
 
 
@@ -544,6 +550,12 @@ SCOPE_SAVE = {
     "description": "Where to save; default: the configured save_target.",
 }
 MEMORY_TYPE = {"type": "string", "enum": ["rule", "skill", "knowledge", "workflow"]}
+TRIGGERS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 120},
+    "maxItems": 8,
+    "description": "4-8 short phrasings a teammate would type when the memory applies.",
+}
 APPROVAL_RULE = "Never call engram_commit before the human has approved the displayed candidates."
 
 TOOLS: tuple[Tool, ...] = (
@@ -660,13 +672,17 @@ TOOLS: tuple[Tool, ...] = (
         "Propose one memory (a rule, skill or piece of knowledge) from plain text. Writes "
         "nothing by itself: returns a numbered preview with a Verdict line and an "
         "approval_token; show the preview to the human. If the host supports the approval "
-        "dialog, the human answers there instead and no token is returned. " + APPROVAL_RULE,
+        "dialog, the human answers there instead and no token is returned. Give `triggers`: "
+        "4 to 8 phrasings a teammate would type when this memory applies (the goal in product "
+        "words, the symptom, the code task, a terse version, synonyms); the human approves "
+        "them with the memory and they route later tasks to it. " + APPROVAL_RULE,
         {
             "text": {
                 "type": "string",
                 "description": "The memory, one or two sentences.",
                 "maxLength": 4000,
             },
+            "triggers": TRIGGERS,
             "type": {**MEMORY_TYPE, "description": "Memory type; default: inferred from the text."},
             "scope": SCOPE_SAVE,
         },
@@ -683,8 +699,10 @@ TOOLS: tuple[Tool, ...] = (
         "engram_save_session",
         "Propose memories from this session",
         "Propose what this session taught as candidate lines, one per line: "
-        "`TYPE: rule|skill|knowledge | TEXT: ... | CONTEXT: why` (optional `DEPENDS_ON: id`, "
-        "`UPDATE: id`). Writes nothing by itself: returns numbered candidates with Verdict "
+        "`TYPE: rule|skill|knowledge | TEXT: ... | CONTEXT: why | TRIGGERS: phrase; phrase; ...` "
+        "(TRIGGERS: 4 to 8 phrasings a teammate would type when the memory applies, separated "
+        "by ';'; optional `DEPENDS_ON: id`, `UPDATE: id`; `UPDATE: id | TRIGGERS: ...` with no "
+        "TEXT only adds triggers to that memory). Writes nothing by itself: returns numbered candidates with Verdict "
         "lines (ADD, UPDATE, SUPERSEDE, NOOP) and an approval_token; show them to the human. "
         "If the host supports the approval dialog, the human answers there instead. "
         + APPROVAL_RULE,

@@ -197,6 +197,8 @@ def proposals(roots: Roots) -> dict[str, Any]:
                     "title": c.get("title"),
                     "text": (c.get("import") or {}).get("content") or c.get("text"),
                     "context": c.get("context"),
+                    "triggers": [t for t in c.get("triggers") or [] if isinstance(t, str)],
+                    "triggers_only": bool(c.get("triggers_only")),
                     "depends_on": c.get("depends_on") or [],
                     "verdict": c.get("verdict_line"),
                     "kind": (c.get("verdict") or {}).get("kind"),

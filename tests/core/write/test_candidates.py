@@ -67,6 +67,9 @@ def test_every_malformed_line_is_reported_with_its_number() -> None:
         ("TYPE: rule | TEXT: a | UPDATE: Bad Id", "not a memory id"),
         ("TYPE: rule | TEXT: a | LEVEL: <b>", "LEVEL"),
         ("TYPE: rule | TEXT: " + "x" * 2001, "at most 2,000"),
+        ("TYPE: rule | TEXT: a | TRIGGERS: " + "; ".join(f"t{i}" for i in range(9)), "at most 8"),
+        ("TYPE: rule | TEXT: a | TRIGGERS: " + "y" * 121, "at most 120"),
+        ("TYPE: rule | TRIGGERS: deploy", "missing or empty TEXT"),  # no UPDATE: no text of its own
     ],
 )
 def test_bad_fields(line: str, fragment: str) -> None:
@@ -151,3 +154,21 @@ def test_ids_keep_accented_words_whole() -> None:
     assert slugify("Le déploiement se fait le mardi") == "le-deploiement-se-fait-le-mardi"
     assert slugify("Straße und Größe") == "strasse-und-grosse"
     assert "f-r" not in slugify("Die Prüfung für den Server")
+
+
+def test_triggers_are_phrases_separated_by_semicolons() -> None:
+    (c,) = parse_candidates(
+        "TYPE: rule | TEXT: Run smoke tests after deploys. | TRIGGERS: is prod ok;  after "
+        "release ; ; Is prod OK"
+    )
+    assert c.triggers == ["is prod ok", "after release"]  # blanks and repeats dropped
+    assert not c.triggers_only
+    assert parse_candidates(c.to_line())[0].as_dict() == c.as_dict()
+    assert Candidate.from_dict(c.as_dict()).triggers == c.triggers
+
+
+def test_an_update_with_triggers_and_no_text_only_adds_triggers() -> None:
+    (c,) = parse_candidates("TYPE: rule | UPDATE: smoke-tests | TRIGGERS: post-deploy check")
+    assert c.triggers_only and c.text == "" and c.update == "smoke-tests"
+    assert "TEXT" not in c.to_line()
+    assert parse_candidates(c.to_line())[0].as_dict() == c.as_dict()

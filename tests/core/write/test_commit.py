@@ -14,6 +14,7 @@ import pytest
 from engram.core import api
 from engram.core.errors import NotFoundError, SafetyError, UsageError
 from engram.core.memory import parse_memory
+from engram.core.read.request import LoadRequest
 from engram.core.store import journal as store_journal
 from engram.core.store.manifest import current_hashes, read_manifest
 from engram.core.store.roots import create_layout, resolve_roots
@@ -518,3 +519,54 @@ def test_the_light_variant_of_a_prohibition_does_not_contradict_itself() -> None
 
     assert rule_variants("Never commit .env files")["light"] == "Prefer not to commit .env files."
     assert rule_variants("Always run the tests")["light"] == "Where practical, run the tests."
+
+
+def test_triggers_are_written_and_route_a_task_to_the_memory(project: Path) -> None:
+    roots = resolve_roots(project)
+    api.save_session_force(
+        roots,
+        "TYPE: rule | TEXT: Run the smoke tests after every deploy. "
+        "| TRIGGERS: is production healthy; verify the release",
+    )
+    m = load(project, "rules/run-smoke-tests-after-every-deploy.md")
+    assert m.triggers == ["is production healthy", "verify the release"]
+    routed = api.load(resolve_roots(project), LoadRequest(query="is production healthy now?"))
+    assert "run-smoke-tests-after-every-deploy" in routed.data["body_keys"][0]
+    assert_verify_clean(project)
+
+
+def test_a_triggers_only_update_keeps_the_text_and_the_old_revision(
+    project: Path, write_memory
+) -> None:
+    write_memory(root_of(project), "rule", "smoke-tests", "Smoke tests",
+                 body="- Run `make smoke` after *every* deploy.", revision=2)  # fmt: skip
+    api.verify(resolve_roots(project), accept_all=True)
+    rel = "rules/smoke-tests.md"
+    before = (root_of(project) / rel).read_bytes()
+    out = api.save_session_force(
+        resolve_roots(project), "TYPE: rule | UPDATE: smoke-tests | TRIGGERS: post-deploy check"
+    )
+    (w,) = out.data["written"]
+    assert w["verdict"] == "UPDATE" and w["diff"] == ["+triggers: post-deploy check"]
+    m = load(project, rel)
+    old = parse_memory(before.decode())
+    assert m.content == old.content and m.title == old.title and m.variants == old.variants
+    assert m.triggers == ["post-deploy check"] and m.revision == 3
+    assert (root_of(project) / "archive/smoke-tests.r2.md").read_bytes() == before
+    assert_verify_clean(project)
+
+
+def test_a_triggers_only_update_of_a_missing_memory_is_refused(project: Path) -> None:
+    with pytest.raises(UsageError, match="not a memory"):
+        api.propose(resolve_roots(project), "TYPE: rule | UPDATE: nowhere | TRIGGERS: x y")
+
+
+def test_a_trigger_holding_a_secret_is_left_out(project: Path) -> None:
+    out = api.propose(
+        resolve_roots(project),
+        "TYPE: rule | TEXT: Rotate keys monthly. | TRIGGERS: key rotation; "
+        "password hunter2-Xq9!zz7Lm",
+    )
+    (c,) = out.data["candidates"]
+    assert c["triggers"] == ["key rotation"]
+    assert "hunter2" not in json.dumps(out.data) and "hunter2" not in out.text

@@ -42,15 +42,23 @@ from engram.core.store.pending import (
 )
 from engram.core.store.roots import global_root_path
 from engram.core.write.candidates import (
+    MAX_TEXT_CHARS,
     Candidate,
     content_of,
     make_candidate,
     parse_candidates,
+    parse_triggers,
     slugify,
     title_of,
     unique_id,
 )
-from engram.core.write.verdicts import find_cycle, judge, other_scope_related, sort_existing
+from engram.core.write.verdicts import (
+    content_text,
+    find_cycle,
+    judge,
+    other_scope_related,
+    sort_existing,
+)
 
 TOKEN_TTL_S = 30 * 60
 TOKEN_PREFIX = "eng1"
@@ -168,6 +176,13 @@ def scan_candidates(cands: list[Candidate]) -> Screened:
             if context:
                 red = scan_text(context, f"{where} CONTEXT")
                 context, kinds = red.text, kinds + red.kinds
+            triggers: list[str] = []
+            for phrase in c.triggers:  # routed on and shown to the agent like the text
+                scan_text(phrase, f"{where} TRIGGERS")
+                if redact(phrase).changed:
+                    kinds = [*kinds, "trigger"]  # a phrase holding a secret is left out
+                else:
+                    triggers.append(phrase)
             level = c.level
             if level:
                 scan_text(c.level_raw or level, f"{where} LEVEL")
@@ -184,7 +199,7 @@ def scan_candidates(cands: list[Candidate]) -> Screened:
             out.refused.append((where, err.message))
             codes.add(err.code)
             continue
-        c.text, c.context, c.level = text, context, level
+        c.text, c.context, c.level, c.triggers = text, context, level, triggers
         kept.append(c)
         if kinds:
             out.append((c.number, kinds))
@@ -289,7 +304,9 @@ def judge_all(
                 "related": j.related,
                 "deferred_reason": deferred,
                 "certain": bool(getattr(j, "certain", False)) or explicit,
-                "replaces": replaced_files(target_roots, v.target, c.text)
+                "replaces": replaced_files(
+                    target_roots, v.target, c.text, triggers=c.triggers if c.triggers_only else None
+                )
                 if v.kind in ("UPDATE", "SUPERSEDE") and v.target
                 else [],
                 "_missing": missing,
@@ -313,11 +330,14 @@ def judge_all(
     return out
 
 
-def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str, Any]]:
+def replaced_files(
+    roots: list[Root], mid: str, new_text: str, *, triggers: list[str] | None = None
+) -> list[dict[str, Any]]:
     """The files an UPDATE/SUPERSEDE of `mid` replaces: where, which revision, its hash, a diff.
 
     The hash is frozen in the proposal (and covered by its MAC), so the commit can refuse
     to replace a file that a person or a `git pull` changed after the human approved.
+    `triggers`: a triggers-only update, whose diff is the phrases it adds.
     """
 
     out: list[dict[str, Any]] = []
@@ -336,7 +356,9 @@ def replaced_files(roots: list[Root], mid: str, new_text: str) -> list[dict[str,
                 "file": rel,
                 "revision": mem.revision,
                 "hash": file_hash(raw),
-                "diff": _shown_diff(mem, new_text, f"{root.scope}:{rel}"),
+                "diff": [f"+triggers: {t}" for t in triggers if t not in mem.triggers]
+                if triggers is not None
+                else _shown_diff(mem, new_text, f"{root.scope}:{rel}"),
             }
         )
     return out
@@ -673,7 +695,12 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
         where = "working note" if c.get("note") else TYPE_DIRS[c["type"]] + "/"
         lines.append(f"{c['number']}. [{c['type']}] {c['id']} ({where})")
         written = (c.get("import") or {}).get("content")  # an import keeps its passage as written
-        lines.extend(f"   {ln}".rstrip() for ln in (written or c["text"]).split("\n"))
+        if c.get("triggers_only"):
+            lines.append("   (adds triggers only; the memory's text stays as it is)")
+        else:
+            lines.extend(f"   {ln}".rstrip() for ln in (written or c["text"]).split("\n"))
+        if c.get("triggers"):
+            lines.append("   Triggers: " + "; ".join(c["triggers"]))
         if c.get("context"):
             lines.append(f"   Context: {c['context']}")
         if c.get("depends_on"):
@@ -717,6 +744,7 @@ def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Res
                 "id": c["id"],
                 "title": c["title"],
                 "text": c["text"],
+                "triggers": list(c.get("triggers") or []),
                 "verdict": c["verdict_line"],
                 "target": c["verdict"]["target"],
                 "related": c["related"],
@@ -744,7 +772,8 @@ def redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> No
         result.warn(
             "safety.redacted",
             f"candidate {number}: redacted {len(kinds)} item(s) ({what})"
-            + ("; its LEVEL held a secret and was left out" if "level" in kinds else ""),
+            + ("; its LEVEL held a secret and was left out" if "level" in kinds else "")
+            + ("; a trigger that held one was left out" if "trigger" in kinds else ""),
         )
     for where, message in getattr(redacted, "refused", []):
         result.warn("safety.refused", f"{message} ({where} was left out; the others go on)")
@@ -786,12 +815,37 @@ def prepare_candidates(
         raise UsageError(f"proposal kind {kind!r} is not one of {', '.join(SOURCES)}")
     scopes = scopes or resolve_scopes(roots, scope)
     roles = parse_roles(role)
+    with_text_of_target(roots, cands, scopes)
     redacted = scan_candidates(cands)
     payload = build_payload(
         roots, cands, kind=kind, scopes=scopes, roles=roles,
         preferred_ids=preferred_ids, free_ids=free_ids, extra=extra,
     )  # fmt: skip
     return payload, redacted
+
+
+def with_text_of_target(roots: Roots, cands: list[Candidate], scopes: list[str]) -> None:
+    """A triggers-only UPDATE is judged and shown with the text of the memory it names
+    (its content is not rewritten; only its triggers change)."""
+    wanted = {c.update for c in cands if c.triggers_only}
+    if not wanted:
+        return
+    found: dict[str, Memory] = {}
+    for r in (roots.by_scope(s) for s in scopes):
+        if r is not None:
+            for m in durable_memories(r):
+                found.setdefault(m.id, m)
+    for c in cands:
+        if not c.triggers_only:
+            continue
+        mem = found.get(c.update)
+        if mem is None:
+            raise UsageError(
+                f"candidate {c.number}: UPDATE names {c.update!r}, which is not a memory in "
+                f"the {'/'.join(scopes)} scope (check the id with `engram search`)"
+            )
+        c.type = mem.type
+        c.text = " ".join(content_text(mem).split())[:MAX_TEXT_CHARS] or mem.title
 
 
 def propose_candidates(
@@ -830,7 +884,9 @@ _SKILL_START = re.compile(
 )
 
 
-_FIELD_MARK = re.compile(r"\|\s*(?:context|depends[ _-]?on|level|update)\s*:", re.IGNORECASE)
+_FIELD_MARK = re.compile(
+    r"\|\s*(?:context|depends[ _-]?on|level|update|triggers)\s*:", re.IGNORECASE
+)
 
 
 def guess_type(text: str) -> str:
@@ -849,10 +905,20 @@ def create_single_proposal(
     *,
     scope: str | None = None,
     role: str | None = None,
+    triggers: list[str] | None = None,
 ) -> Result:
     """`engram save [TYPE] "TEXT"`: one candidate from plain text (or one candidate line)."""
     if not isinstance(text, str) or not text.strip():
         raise UsageError("nothing to save: the text is empty")
+    if triggers:
+        phrases, err = parse_triggers(triggers)
+        if err:
+            raise UsageError(err)
+        if re.search(r"\|\s*triggers\s*:", text, re.IGNORECASE):
+            raise UsageError("the triggers are given twice (as triggers and as TRIGGERS:)")
+        if any(";" in p for p in phrases):
+            raise UsageError("a trigger may not hold ';' (it separates the phrases)")
+        text = f"{text.rstrip()} | TRIGGERS: {'; '.join(phrases)}"
     if mtype is None and re.match(r"^\s*type\s*:", text, re.IGNORECASE):
         return create_proposal(roots, text, kind="save", scope=scope, role=role)
     if "\n" in text.strip():

@@ -14,12 +14,14 @@ from typing import Any
 from engram.core.errors import UsageError
 from engram.core.memory import ID_RE, normalise_type
 
-FIELDS = ("type", "text", "context", "depends_on", "level", "update")
+FIELDS = ("type", "text", "context", "depends_on", "level", "update", "triggers")
 MAX_INPUT_CHARS = 200_000
 MAX_TEXT_CHARS = 2_000
 MAX_CONTEXT_CHARS = 2_000
 MAX_CANDIDATES = 50
 MAX_ID_CHARS = 60
+MAX_TRIGGERS = 8  # phrasings a teammate would type when the memory applies
+MAX_TRIGGER_CHARS = 120
 LEVEL_RE = re.compile(r"^[a-z0-9][a-z0-9 _-]{0,39}$")
 
 # A block separator: `## Session …` or a `---` line (several sessions pasted together).
@@ -51,9 +53,12 @@ class Candidate:
     update: str = ""
     line: int = 0
     level_raw: str = field(default="", repr=False)  # as written: the safety scan reads its case
+    triggers: list[str] = field(default_factory=list)
+    # `UPDATE: id | TRIGGERS: …` with no TEXT: only the triggers change (`engram enrich`)
+    triggers_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "number": self.number,
             "type": self.type,
             "text": self.text,
@@ -62,6 +67,11 @@ class Candidate:
             "level": self.level,
             "update": self.update,
         }
+        if self.triggers:  # absent when none: proposals made before triggers read the same
+            out["triggers"] = list(self.triggers)
+        if self.triggers_only:
+            out["triggers_only"] = True
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Candidate:
@@ -73,11 +83,15 @@ class Candidate:
             depends_on=[str(x) for x in d.get("depends_on", [])],
             level=str(d.get("level", "")),
             update=str(d.get("update", "")),
+            triggers=[str(x) for x in d.get("triggers", [])],
+            triggers_only=bool(d.get("triggers_only")),
         )
 
     def to_line(self) -> str:
         """The candidate as a line again (used when a human revises one candidate)."""
-        parts = [f"TYPE: {self.type}", f"TEXT: {self.text}"]
+        parts = [f"TYPE: {self.type}"]
+        if not self.triggers_only:
+            parts.append(f"TEXT: {self.text}")
         if self.context:
             parts.append(f"CONTEXT: {self.context}")
         if self.depends_on:
@@ -86,6 +100,8 @@ class Candidate:
             parts.append(f"LEVEL: {self.level}")
         if self.update:
             parts.append(f"UPDATE: {self.update}")
+        if self.triggers:
+            parts.append("TRIGGERS: " + "; ".join(self.triggers))
         return " | ".join(parts)
 
 
@@ -172,8 +188,13 @@ def validate_fields(
             f"unknown type {values['type']!r}; allowed: rule, skill (alias workflow), knowledge"
         )
     text = " ".join(values.get("text", "").split())
-    if not text:
-        return None, "missing or empty TEXT"
+    triggers, err = parse_triggers(values.get("triggers", ""))
+    if err:
+        return None, err
+    update = values.get("update", "").strip().lower()
+    triggers_only = not text and bool(update) and bool(triggers)
+    if not text and not triggers_only:
+        return None, "missing or empty TEXT (only `UPDATE: id | TRIGGERS: …` may leave it out)"
     if len(text) > MAX_TEXT_CHARS:
         return None, (
             f"TEXT is {len(text):,} characters; at most {MAX_TEXT_CHARS:,} "
@@ -185,7 +206,6 @@ def validate_fields(
     depends_on, err = _parse_ids(values.get("depends_on", ""), "DEPENDS_ON id")
     if err:
         return None, err
-    update = values.get("update", "").strip().lower()
     if update and not ID_RE.match(update):
         return None, f"UPDATE id {update!r} is not a memory id (lowercase letters, digits and '-')"
     level_raw = values.get("level", "").strip()
@@ -206,9 +226,44 @@ def validate_fields(
             update=update,
             line=line_no,
             level_raw=level_raw,
+            triggers=triggers,
+            triggers_only=triggers_only,
         ),
         None,
     )
+
+
+def parse_triggers(raw: str | list[str]) -> tuple[list[str], str | None]:
+    """`TRIGGERS: a; b; c` (or a list): the phrasings that route a task to the memory.
+
+    Each is a short query a teammate would type, so it is one line of plain words: at most
+    MAX_TRIGGERS of them, each at most MAX_TRIGGER_CHARS; repeats are dropped.
+    """
+    items = raw.split(";") if isinstance(raw, str) else list(raw)
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            return [], "each trigger must be a string"
+        phrase = " ".join(item.split())
+        if not phrase:
+            if isinstance(raw, str):
+                continue
+            return [], "a trigger is empty; give a few words a teammate would type"
+        if len(phrase) > MAX_TRIGGER_CHARS:
+            return [], (
+                f"trigger {phrase[:40]!r}… is {len(phrase)} characters; at most "
+                f"{MAX_TRIGGER_CHARS} (a short query, not a sentence of the memory)"
+            )
+        if _CONTROL.search(phrase) or "|" in phrase:
+            return [], f"trigger {phrase[:40]!r} holds a control character or '|'"
+        if phrase.lower() not in (p.lower() for p in out):
+            out.append(phrase)
+    if len(out) > MAX_TRIGGERS:
+        return (
+            [],
+            f"{len(out)} triggers; at most {MAX_TRIGGERS} (pick the phrasings that differ most)",
+        )
+    return out, None
 
 
 def make_candidate(number: int = 1, **values: str) -> Candidate:

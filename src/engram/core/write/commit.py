@@ -125,6 +125,7 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
         valid_from=today,
         last_confirmed=today,
         content=written_content(entry),
+        triggers=list(entry.get("triggers") or []),
         origin=entry.get("context", ""),
         extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
     )
@@ -135,6 +136,12 @@ def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Me
 
 def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) -> Memory:
     today = today_iso()
+    old.triggers = with_triggers(old.triggers, entry.get("triggers") or [])
+    if entry.get("triggers_only"):  # `engram enrich`: what a person wrote stays as written
+        old.revision += 1
+        old.updated = today
+        old.created = old.created or today
+        return old
     before = " ".join(re.sub(r"^\s*[-*]\s+", "", ln) for ln in old.content.splitlines())
     if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
         old.tags = _tags(entry["text"])
@@ -155,6 +162,17 @@ def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) 
     old.last_confirmed = today
     old.created = old.created or today
     return old
+
+
+def with_triggers(old: list[str], new: list[str]) -> list[str]:
+    """The memory's trigger phrases and the approved new ones, each once (case aside)."""
+    out = list(old)
+    seen = {t.lower() for t in out}
+    for t in new:
+        if t.lower() not in seen:
+            out.append(t)
+            seen.add(t.lower())
+    return out
 
 
 # ---------------------------------------------------------------- the commit
@@ -247,6 +265,20 @@ def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
         if red.changed:
             holder[key] = red.text
             kinds += red.kinds
+    triggers = e.get("triggers") or []
+    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
+        return "TRIGGERS is not a list of text", []
+    kept: list[str] = []
+    for phrase in triggers:
+        hit = find_injection(phrase)
+        if hit is not None:
+            return f"TRIGGERS refused when scanned again: {hit.kind}", []
+        if redact(phrase).changed:
+            kinds.append("trigger")  # a phrase holding a secret is left out
+        else:
+            kept.append(phrase)
+    if triggers:
+        e["triggers"] = kept
     return "", kinds
 
 
@@ -527,7 +559,11 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
                 "fix it (see `engram verify`) and commit again",
                 code="memory.parse_error",
             )
-        diff = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+        diff = (
+            [f"+triggers: {t}" for t in e.get("triggers") or [] if t not in old.triggers]
+            if e.get("triggers_only")
+            else memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+        )
         was = old.revision
         mem = screened(updated_memory(old, e, payload))
         if mem is None:
