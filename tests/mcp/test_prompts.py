@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from mcp_wire import envelope
 
 from engram.core.write.candidates import parse_candidates
 from engram.mcp.prompts import PROTOCOL
 
 
-def test_R_WIRE_3_one_prompt_named_propose(mcp):
+def test_R_WIRE_3_the_propose_prompt_and_the_enrich_prompt(mcp):
     s = mcp()
     s.initialize()
     prompts = s.request("prompts/list")["result"]["prompts"]
-    assert [p["name"] for p in prompts] == ["propose"]
+    assert [p["name"] for p in prompts] == ["propose", "enrich"]
     got = s.request("prompts/get", {"name": "propose"})["result"]
     assert got["messages"][0]["role"] == "user"
     assert got["messages"][0]["content"]["text"] == PROTOCOL
@@ -49,3 +51,20 @@ def test_R_FORCE_1_force_rule_in_the_prompt():
         "MCP commit through\nengram_commit" in PROTOCOL
         or "MCP commit through engram_commit" in PROTOCOL
     )
+
+
+def test_the_enrich_prompt_lists_memories_without_triggers_and_the_line_to_propose(
+    mcp, example_project
+):
+    s = mcp(cwd=example_project)
+    s.initialize()
+    text = s.request("prompts/get", {"name": "enrich"})["result"]["messages"][0]["content"]["text"]
+    assert "Memories without triggers" in text
+    assert "TYPE: rule | UPDATE: <id> | TRIGGERS:" in text
+    listed = re.findall(r"^- ([a-z0-9-]+) \(", text, re.MULTILINE)
+    assert listed
+    # the model's answer goes through the normal proposal: nothing is written before approval
+    line = f"TYPE: rule | UPDATE: {listed[0]} | TRIGGERS: first phrase; second phrase"
+    out = s.call("engram_save_session", {"text": line})
+    assert out["result"]["isError"] is False, out
+    assert "adds triggers only" in out["result"]["content"][0]["text"]

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "archive": "write",
     "note": "write",
     "promote": "write",
+    "enrich": "enrich",
     "pending": "pending",
     "import": "import_",
     "link": "link",

@@ -564,7 +564,7 @@ def run_save(args: argparse.Namespace) -> int:
     return prompt_loop(roots, result, args, revise)
 
 
-def _read_candidates(args: argparse.Namespace) -> str:
+def read_candidates(args: argparse.Namespace) -> str:
     src = args.file
     try:
         if src and src != "-":
@@ -613,7 +613,7 @@ def run_save_session(args: argparse.Namespace) -> int:
     from_stdin = not args.file or args.file == "-"
     _check_can_ask(args, "engram save-session", stdin_busy=from_stdin)
     roots = roots_from(args)
-    text = _read_candidates(args)
+    text = read_candidates(args)
     if args.force:
         return emit(api.save_session_force(roots, text, scope=args.scope, query_level=level), args)
     result = api.propose(roots, text, kind="save_session", scope=args.scope, query_level=level)

@@ -82,6 +82,25 @@ def most_used(roots: Roots, limit: int) -> list[dict[str, Any]]:
     return most_used_memories(roots, limit)
 
 
+def enrichment(roots: Roots, limit: int = 30) -> Result:
+    """What the host's model is asked to propose triggers for (the `enrich` prompt).
+
+    data: memories[{id, type, scope, title}], total (all the memories without triggers).
+    """
+    from engram.core.read.load import memories_without_triggers
+    from engram.core.write.enrich import enrichment_text
+
+    memories, total = memories_without_triggers(roots, limit)
+    return Result(enrichment_text(memories, total), data={"memories": memories, "total": total})
+
+
+def propose_enrichment(roots: Roots, text: str, *, scope: str | None = None) -> Result:
+    """Propose triggers-only updates (`engram enrich --propose`); nothing is written yet."""
+    from engram.core.write.enrich import propose_enrichment as propose_triggers
+
+    return propose_triggers(roots, text, scope=scope)
+
+
 def record_retrievals(roots: Roots, ids: list[str]) -> None:
     """Count these bodies as retrieved (after a load made with `count_usage=False`)."""
     from engram.core.read.load import record_retrievals as record

@@ -1,13 +1,20 @@
-"""The one prompt, `propose`: how an agent proposes memory and waits for the human (R-WIRE-3)."""
+"""The prompts: `propose`, how an agent proposes memory and waits for the human (R-WIRE-3),
+and `enrich`, which asks the model for triggers of the memories that have none."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engram.mcp.protocol import INVALID_PARAMS, Era, RpcError
 
 NAME = "propose"
 DESCRIPTION = "How to propose project memory to Engram and get the human's approval."
+ENRICH = "enrich"
+ENRICH_DESCRIPTION = (
+    "Propose triggers (phrasings a teammate would type) for memories that have none; "
+    "the human approves them like any other change."
+)
 
 PROTOCOL = """\
 # Proposing memory to Engram
@@ -48,18 +55,31 @@ engram_commit, after the human's approval.
 
 
 def list_prompts(era: Era) -> list[dict[str, Any]]:
-    entry: dict[str, Any] = {"name": NAME}
-    if era.has("tool_title"):
-        entry["title"] = "Propose memory"
-    entry["description"] = DESCRIPTION
-    entry["arguments"] = []
-    return [entry]
+    out = []
+    for name, title, description in (
+        (NAME, "Propose memory", DESCRIPTION),
+        (ENRICH, "Add triggers to memories", ENRICH_DESCRIPTION),
+    ):
+        entry: dict[str, Any] = {"name": name}
+        if era.has("tool_title"):
+            entry["title"] = title
+        entry["description"] = description
+        entry["arguments"] = []
+        out.append(entry)
+    return out
 
 
-def get_prompt(name: Any) -> dict[str, Any]:
-    if name != NAME:
-        raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name!r}; the only prompt is {NAME!r}")
+def get_prompt(name: Any, enrichment: Callable[[], str]) -> dict[str, Any]:
+    """`enrichment`: the memories without triggers, read when the prompt is asked for."""
+    if name == NAME:
+        description, text = DESCRIPTION, PROTOCOL
+    elif name == ENRICH:
+        description, text = ENRICH_DESCRIPTION, enrichment()
+    else:
+        raise RpcError(
+            INVALID_PARAMS, f"Unknown prompt: {name!r}; the prompts are {NAME!r} and {ENRICH!r}"
+        )
     return {
-        "description": DESCRIPTION,
-        "messages": [{"role": "user", "content": {"type": "text", "text": PROTOCOL}}],
+        "description": description,
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }

@@ -164,6 +164,16 @@ class Server:
     def core(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return self._core.call(fn, *args, **kwargs)
 
+    def _enrichment(self) -> str:
+        """The `enrich` prompt's text: the memories of this workspace without triggers."""
+        from engram.core import api
+        from engram.core.errors import EngramError
+
+        try:
+            return self.core(api.enrichment, api.require_roots()).text
+        except EngramError as exc:
+            raise RpcError(p.INTERNAL_ERROR, exc.message) from exc
+
     def can_dialog(self, era: Era) -> bool:
         """Legacy dialog: after the handshake, when the client declared form elicitation."""
         return (
@@ -413,7 +423,7 @@ class Server:
         if method == "prompts/get":
             from engram.mcp.prompts import get_prompt
 
-            return get_prompt(params.get("name"))
+            return get_prompt(params.get("name"), self._enrichment)
         raise RpcError(p.METHOD_NOT_FOUND, f"Method not found: {method!r}")
 
     # ------------------------------------------------------------ tools

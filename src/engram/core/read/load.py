@@ -33,7 +33,14 @@ from engram.core.results import Diagnostic, Result
 from engram.core.safety.screen import Findings, decode_findings, shown_fields, title_findings
 from engram.core.store.config import Config, load_config
 from engram.core.store.files import load_ignore_rules
-from engram.core.store.index import ROW_COLUMNS, Index, open_index, rebuild_index, sha256
+from engram.core.store.index import (
+    ROW_COLUMNS,
+    Index,
+    open_index,
+    rebuild_index,
+    sha256,
+    split_list,
+)
 from engram.core.store.layout import Roots
 from engram.core.text import check_text
 
@@ -922,3 +929,22 @@ def record_retrievals(roots: Roots, ids: list[str]) -> None:
         if rows:
             keys.append((rows[0]["scope"], rows[0]["id"]))
     index.count_usage(keys)
+
+
+def memories_without_triggers(roots: Roots, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """Durable memories that have no `triggers` yet, as the agent may see them (a withheld
+    memory is left out, so nobody is asked to route to it); and how many there are in all."""
+    ctx = open_read_context(roots)
+    rows = [
+        r
+        for r in _visible_all(ctx)
+        if not split_list(r["triggers"])
+        and (r["tier"] or "durable") != "working"
+        and not _id_unsafe(r)
+        and not (decode_findings(ctx.index.unsafe(r["rowid"])).unsafe and not _reviewed(ctx, r))
+    ]
+    rows.sort(key=lambda r: (r["scope"] != "workspace", r["type"], r["id"]))
+    return [
+        {"id": r["id"], "type": r["type"], "scope": r["scope"], "title": _shown_title(ctx, r)}
+        for r in rows[:limit]
+    ], len(rows)
