@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,10 +157,31 @@ def test_R_INS_1_same_short_instructions_in_both_eras(mcp):
     srv = mcp()
     legacy = srv.initialize()["result"]["instructions"]
     modern = srv.request("server/discover", {"_meta": envelope()})["result"]["instructions"]
-    assert legacy == modern == INSTRUCTIONS
+    assert legacy == modern == INSTRUCTIONS  # no memory here: the instructions alone
     assert len(legacy) <= 512
     for needed in ("engram_load", "engram_commit", "human", "rules", "decisions"):
         assert needed in legacy
+
+
+def test_R_INS_1_the_instructions_end_with_the_map_within_512_characters(mcp, example_project):
+    engram = Path(sys.executable).with_name("engram")
+    subprocess.run([str(engram), "rebuild-index"], cwd=example_project, check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
+    srv = mcp(cwd=example_project)
+    legacy = srv.initialize()["result"]["instructions"]
+    modern = srv.request("server/discover", {"_meta": envelope()})["result"]["instructions"]
+    assert legacy == modern and legacy.startswith(INSTRUCTIONS)
+    assert len(legacy) <= 512
+    assert re.search(r"Memories: \d+; tags: [a-z0-9-]+ \d+", legacy), legacy
+
+
+def test_the_handshake_builds_no_index(mcp, example_project):
+    cache = example_project / ".agents/.engram/cache"
+    for f in cache.glob("index.sqlite*"):
+        f.unlink()
+    srv = mcp(cwd=example_project)
+    assert srv.initialize()["result"]["instructions"] == INSTRUCTIONS  # no index: no map
+    assert not list(cache.glob("index.sqlite*"))
 
 
 def test_R_INS_2_always_load_marks_engram_load(mcp):

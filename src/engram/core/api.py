@@ -41,12 +41,14 @@ def load(roots: Roots, request: LoadRequest) -> Result:
     return load_memories(roots, request)
 
 
-def coverage_map(roots: Roots) -> str:
+def coverage_map(roots: Roots, *, refresh: bool = True, max_chars: int | None = None) -> str:
     """What memory covers in one short paragraph (types, most used tags): for the host model
-    to write its searches in the team's words. '' when memory is empty."""
+    to write its searches in the team's words. '' when memory is empty. `refresh=False`:
+    from the index as it stands ('' when there is none yet), for an MCP handshake;
+    `max_chars`: one compact clause."""
     from engram.core.read.coverage import coverage_map as covered
 
-    return covered(roots)
+    return covered(roots, refresh=refresh, max_chars=max_chars)
 
 
 def route(roots: Roots, query: str, *, roles: list[str] | None = None) -> Result:

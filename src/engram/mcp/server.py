@@ -25,13 +25,14 @@ MAX_WORKERS = 32
 
 # R-INS-1: one self-contained string of at most 512 characters, the same in both eras.
 INSTRUCTIONS = (
-    "Engram is this project's human-approved memory: rules, skills (workflows) and knowledge "
-    "(facts, decisions). Before working on a task, call engram_load with the task to recall "
-    "the rules and decisions that apply; engram_search looks things up. To record lasting "
-    "project knowledge, propose it with engram_save or engram_save_session and show the "
-    "numbered candidates to the human: engram_commit needs the human, so call it only after "
-    "they approved. engram_note keeps a short-lived task note."
+    "Engram is this project's human-approved memory: rules, skills and knowledge. Before "
+    "project work, call engram_load with the task and 2-4 short `queries` in the team's "
+    "words to recall the rules and decisions that apply; skip it for general questions. "
+    "To record lasting project knowledge, propose it with engram_save or "
+    "engram_save_session and show the candidates: engram_commit needs the human, so call it "
+    "only after they approved."
 )
+INSTRUCTIONS_CHARS = 512  # the whole string, map included (Codex reads no more)
 
 USAGE = """\
 usage: engram-mcp [--always-load] [--no-elicitation]
@@ -122,6 +123,7 @@ class Server:
 
         self._out = out
         self._out_lock = threading.Lock()
+        self._map: str | None = None  # what memory covers, for the instructions (once)
         self.out_closed = False
         self.always_load = always_load
         self.elicitation = elicitation
@@ -163,6 +165,25 @@ class Server:
 
     def core(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return self._core.call(fn, *args, **kwargs)
+
+    def instructions(self) -> str:
+        """The server instructions, then the map of what memory covers, so the model's own
+        `queries` use the team's words. Read from the index as it stands: a handshake never
+        builds one, and a workspace without memory gets the instructions alone."""
+        if self._map is None:
+            self._map = ""
+            from engram.core import api
+            from engram.core.errors import EngramError
+
+            try:
+                roots = api.require_roots()
+                room = INSTRUCTIONS_CHARS - len(INSTRUCTIONS) - 1
+                self._map = self.core(api.coverage_map, roots, refresh=False, max_chars=room)
+            except EngramError:  # no memory here yet: the instructions alone
+                pass
+            except Exception as exc:  # the map is a hint: the handshake goes on without it
+                log(f"no memory map in the instructions: {type(exc).__name__}: {exc}")
+        return f"{INSTRUCTIONS} {self._map}" if self._map else INSTRUCTIONS
 
     def _enrichment(self) -> str:
         """The `enrich` prompt's text: the memories of this workspace without triggers."""
@@ -372,7 +393,7 @@ class Server:
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {}},
             "serverInfo": {"name": SERVER_NAME, "version": _version()},
-            "instructions": INSTRUCTIONS,
+            "instructions": self.instructions(),
         }
 
     def _modern(self, method: str, params: dict[str, Any], era: Era) -> dict[str, Any]:
@@ -384,7 +405,7 @@ class Server:
             result: dict[str, Any] = {
                 "supportedVersions": list(p.MODERN_VERSIONS),
                 "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
-                "instructions": INSTRUCTIONS,
+                "instructions": self.instructions(),
             }
         else:
             result = self._serve(method, params, era)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engram.core import api
-from engram.core.read.routing import classify_task, query_terms, synonym_expansions
+from engram.core.read.routing import classify_task, phrase_match, query_terms, synonym_expansions
 from engram.core.store.roots import resolve_roots
 from engram.core.words import stem, tokenize
 from tests.conftest import ws_root
@@ -410,3 +410,35 @@ def test_a_task_word_no_memory_has_weighs_against_every_match(project: Path, wri
         "release-days"
         in api.load(roots, api.LoadRequest(query="which days do we release on")).data["body_keys"]
     )
+
+
+def _stems(task: str) -> set[str]:
+    return {stem(t) for t in tokenize(task)}
+
+
+@pytest.mark.parametrize(
+    ("phrase", "task", "expected"),
+    [
+        ("OIDC callback fails", "the OIDC callback fails after login", 1.0),  # every word
+        ("OIDC callback fails", "the OIDC callback is broken", 2 / 3),  # near: 2 of 3 topic words
+        ("OIDC callback fails", "the OIDC page", 0.0),  # one word is not the phrase
+        ("sign in with Apple", "sign in with Google", 0.0),  # half of it: another question
+        ("fix a flaky test bug", "fix this bug", 0.0),  # generic words alone are no match
+        ("the and of", "the and of", 0.0),  # nothing but stopwords asks nothing
+    ],
+)
+def test_a_trigger_phrase_matches_the_task_as_a_phrase(
+    phrase: str, task: str, expected: float
+) -> None:
+    assert phrase_match(phrase, _stems(task)) == pytest.approx(expected)
+
+
+def test_a_near_trigger_admits_its_memory(project: Path, write_memory) -> None:
+    write_memory(ws_root(project), "knowledge", "auth-providers", "Auth providers",
+                 body="- Providers are registered in auth/providers.py.",
+                 triggers=["OIDC callback fails", "add a login provider"])  # fmt: skip
+    write_memory(ws_root(project), "rule", "lint-first", "Lint first", body="- Run ruff.")
+    roots = resolve_roots(project)
+    keys = api.load(roots, api.LoadRequest(query="the oidc callback is broken on staging"))
+    assert "auth-providers" in keys.data["selected_keys"]
+    assert api.load(roots, api.LoadRequest(query="the staging page")).data["selected_keys"] == []

@@ -8,7 +8,7 @@ from collections import Counter
 
 from engram.core.read.render import estimate_tokens
 from engram.core.safety.injection import find_injection
-from engram.core.store.index import open_index, split_list
+from engram.core.store.index import index_path, open_index, split_list
 from engram.core.store.layout import Roots
 
 MAP_TOKENS = 300  # read on every session start: it stays small at any size of memory
@@ -16,15 +16,19 @@ _TAG = re.compile(r"[a-z0-9][a-z0-9+#._-]{0,30}")
 _PLURAL = {"rule": "rules", "skill": "skills", "knowledge": "knowledge", "workflow": "workflows"}
 
 
-def coverage_counts(roots: Roots) -> tuple[Counter[str], Counter[str]]:
+def coverage_counts(roots: Roots, *, refresh: bool = True) -> tuple[Counter[str], Counter[str]]:
     """(memories per type, memories per tag) of the durable memories the screen passed.
 
     A tag is shown to the model before anyone asked for its memory: a memory the screen
     flagged lends none (`render_map` leaves out a tag that reads as an instruction).
+    `refresh=False`: the index as it is, and nothing when there is none yet (an MCP
+    handshake must not build an index).
     """
-    index = open_index(roots)
     types: Counter[str] = Counter()
     tags: Counter[str] = Counter()
+    if not refresh and not index_path(roots).is_file():
+        return types, tags
+    index = open_index(roots, refresh=refresh)
     rows = index.conn.execute(
         "SELECT type, tags FROM memories WHERE tier IS NOT 'working' AND (flag IS NULL OR flag = '')"
     )
@@ -68,12 +72,41 @@ def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP
     return text
 
 
+def render_compact_map(types: Counter[str], tags: Counter[str], *, max_chars: int) -> str:
+    """The map in one clause of at most `max_chars` (the MCP instructions' room is 512
+    characters in all): how many memories, then the most used tags with their counts."""
+    total = sum(types.values())
+    text = f"Memories: {total:,}."
+    if not total or len(text) > max_chars:
+        return ""
+    areas: list[str] = []
+    for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
+        if tag in _PLURAL or tag in _PLURAL.values() or _reads_as_instruction(tag):
+            continue
+        trial = f"Memories: {total:,}; tags: {', '.join([*areas, f'{tag} {n}'])}."
+        if len(trial) > max_chars:
+            break
+        areas.append(f"{tag} {n}")
+    if areas:
+        text = f"Memories: {total:,}; tags: {', '.join(areas)}."
+    return "" if find_injection(text, strict=False) is not None else text
+
+
 def _text(head: str, areas: list[str], tail: str) -> str:
     middle = f" Areas (memories per tag): {', '.join(areas)}." if areas else ""
     return f"{head}{middle} {tail}"
 
 
-def coverage_map(roots: Roots, *, max_tokens: int = MAP_TOKENS) -> str:
-    """The map of these roots' memory ('' when there is none)."""
-    types, tags = coverage_counts(roots)
+def coverage_map(
+    roots: Roots,
+    *,
+    max_tokens: int = MAP_TOKENS,
+    max_chars: int | None = None,
+    refresh: bool = True,
+) -> str:
+    """The map of these roots' memory ('' when there is none); `max_chars`: the compact
+    one-clause form."""
+    types, tags = coverage_counts(roots, refresh=refresh)
+    if max_chars is not None:
+        return render_compact_map(types, tags, max_chars=max_chars)
     return render_map(types, tags, max_tokens=max_tokens)

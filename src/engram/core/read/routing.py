@@ -73,32 +73,58 @@ TRIGGERED = "\x00trigger"  # marks a candidate whose trigger phrase is in the ta
 DECLARED = "\x00paths"  # marks a candidate whose `paths:` globs match a touched file
 
 
-def trigger_matches(index: Index, query: str) -> set[int]:
-    """Memories one of whose `triggers` phrases is contained in the task (word by word).
+PHRASE_SHARE = 2 / 3  # of a trigger's topic words the task must name for a near match
+PHRASE_MIN_WORDS = 2  # … and at least this many of them
 
-    Triggers are phrases a person chose to route to a memory, so they admit it even when
-    their words are generic ("fix a bug" routes to the regression-test skill).
+
+def phrase_match(phrase: str, task_stems: set[str]) -> float:
+    """How closely a task asks what one trigger phrase asks, 0..1 (phrase-level, not bag).
+
+    1.0: every word of the phrase is in the task. Otherwise the share of the phrase's topic
+    words (neither stopwords nor generic) that the task names, when that is at least two of
+    them and two thirds: "the OIDC callback is broken" is near "OIDC callback fails", "fix a
+    bug" is near no phrase through its generic words alone.
+    """
+    ptoks = [t for t in tokenize(phrase) if t not in STOPWORDS]
+    if not ptoks:
+        return 0.0
+    if all(stem(t) in task_stems for t in ptoks):
+        return 1.0
+    topic = [t for t in dict.fromkeys(ptoks) if t not in GENERIC_WORDS and len(t) > 1]
+    hit = sum(1 for t in topic if stem(t) in task_stems)
+    if hit >= PHRASE_MIN_WORDS and hit / len(topic) >= PHRASE_SHARE:
+        return hit / len(topic)
+    return 0.0
+
+
+def trigger_matches(index: Index, query: str) -> tuple[set[int], set[int]]:
+    """Memories whose `triggers` phrases the task asks: (every word in the task, near).
+
+    Triggers are phrases a person approved to route to a memory, so a whole phrase admits
+    it even when its words are generic ("fix a bug" routes to the regression-test skill)
+    and counts as naming it; a near phrase only admits it, to be ranked with the rest.
     """
     words = [w for w in dict.fromkeys(tokenize(query)) if w not in STOPWORDS and len(w) > 1]
     if not words:
-        return set()
+        return set(), set()
     stems = {stem(w) for w in tokenize(query)}
     match = "triggers : (" + " OR ".join(match_phrase(w) for w in words[:40]) + ")"
-    hits: set[int] = set()
+    whole: set[int] = set()
+    near: set[int] = set()
     try:
         rows = index.conn.execute(
             "SELECT m.rowid, m.triggers FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? LIMIT 500",
             (match,),
         ).fetchall()
     except sqlite3.OperationalError:
-        return set()
+        return set(), set()
     for rowid, triggers in rows:
-        for phrase in split_list(triggers):
-            ptoks = [t for t in tokenize(phrase) if t not in STOPWORDS]
-            if ptoks and all(stem(t) in stems for t in ptoks):
-                hits.add(rowid)
-                break
-    return hits
+        best = max((phrase_match(p, stems) for p in split_list(triggers)), default=0.0)
+        if best >= 1.0:
+            whole.add(rowid)
+        elif best > 0.0:
+            near.add(rowid)
+    return whole, near
 
 
 def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
@@ -237,8 +263,8 @@ def rank(
     extra = [w for w in query_terms(" ".join(signals or [])) if stem(w) not in term_stems]
     declared = declared or set()
     pathed = (pathed or set()) | declared
-    triggered = trigger_matches(index, query) if query.strip() else set()
-    if not terms and not triggered and not extra and not pathed:
+    triggered, near_triggered = trigger_matches(index, query) if query.strip() else (set(), set())
+    if not terms and not triggered and not near_triggered and not extra and not pathed:
         return []
     total = max(index.doc_count(), 1)
     per_doc: dict[int, dict[str, float]] = {}
@@ -290,7 +316,7 @@ def rank(
             except sqlite3.OperationalError:
                 continue
         admitted = field_hits
-    admitted |= triggered | pathed
+    admitted |= triggered | near_triggered | pathed
     if not admitted:
         return []
     if len(admitted) > MAX_SCORED:
@@ -348,8 +374,8 @@ def rank(
             ptoks = tokenize(phrase)
             if ptoks and f" {' '.join(ptoks)} " in qnorm:
                 trig += 3.0
-            elif ptoks and all(stem(p) in all_stems or p in STOPWORDS for p in ptoks):
-                trig += 2.0
+            elif ptoks:
+                trig += 2.0 * phrase_match(phrase, all_stems)
         recency = 0.0
         try:
             age = (today - dt.date.fromisoformat((row["updated"] or "")[:10])).days
