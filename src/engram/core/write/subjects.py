@@ -702,7 +702,7 @@ def relate(cand: Profile, mem: Profile, *, steps: bool = False, facts: bool = Fa
     series, or without a change marker) make another fact; different values with the
     same subject make an update; the same subject reversed is a contradiction; the same
     subject in other words is a paraphrase. When in doubt: different (an ADD loses
-    nothing).
+    nothing). The named rules of `RULES` are tried in order; the first that decides wins.
     """
     if cand.normal and cand.normal == mem.normal:
         return Relation("same", 1.0, True, "same text")
@@ -719,200 +719,279 @@ def relate(cand: Profile, mem: Profile, *, steps: bool = False, facts: bool = Fa
         # Only formatting may differ for a NOOP: other function words ("do not" for
         # "don't", "the" dropped) make a possible duplicate, shown to the person.
         return Relation("paraphrase", 1.0, False, "the same words")
+    pair = _Pair(cand, mem, steps, same_polarity)
+    for rule in RULES:
+        found = rule(pair)
+        if found is not None:
+            return found
+    return Relation("different", pair.score, False, _why_different(pair.names_c, pair.names_m))
 
-    ok_c = [_matched_in(u, mem) for u in cand.units]
-    ok_m = [_matched_in(u, cand) for u in mem.units]
-    only_c = [u for u, ok in zip(cand.units, ok_c, strict=True) if not ok]
-    only_m = [u for u, ok in zip(mem.units, ok_m, strict=True) if not ok]
-    names_c = [u for u in only_c if u.kind in NAME_KINDS]
-    names_m = [u for u in only_m if u.kind in NAME_KINDS]
-    vals_c = [u for u in only_c if u.kind in VALUE_KINDS]
-    vals_m = [u for u in only_m if u.kind in VALUE_KINDS]
-    words_c = [u for u in only_c if u.kind == "word"]
-    words_m = [u for u in only_m if u.kind == "word"]
 
-    def cover(units: tuple[Unit, ...], ok: list[bool]) -> tuple[int, int]:
-        pairs = [(u, o) for u, o in zip(units, ok, strict=True) if u.kind not in VALUE_KINDS]
-        return sum(o for _, o in pairs), len(pairs)
+class _Pair:
+    """What two texts share and what only one of them says, computed once for the rules."""
 
-    shared_m, n_m = cover(mem.units, ok_m)
-    shared_c, n_c = cover(cand.units, ok_c)
-    common_flags = len(cand.flags & mem.flags)  # "required" in both is shared subject
-    shared_m, n_m = shared_m + common_flags, n_m + common_flags
-    shared_c, n_c = shared_c + common_flags, n_c + common_flags
-    cover_m = shared_m / n_m if n_m else 0.0
-    cover_c = shared_c / n_c if n_c else 0.0
-    score = (shared_m + shared_c) / (n_m + n_c) if n_m + n_c else 0.0
-    matched_names = any(
-        o and u.kind in NAME_KINDS | VALUE_KINDS for u, o in zip(mem.units, ok_m, strict=True)
-    )
-    anchor = shared_m >= 2 or matched_names
+    def __init__(self, cand: Profile, mem: Profile, steps: bool, same_polarity: bool) -> None:
+        self.cand, self.mem, self.steps, self.same_polarity = cand, mem, steps, same_polarity
+        self.ok_c = ok_c = [_matched_in(u, mem) for u in cand.units]
+        self.ok_m = ok_m = [_matched_in(u, cand) for u in mem.units]
+        self.only_c = only_c = [u for u, ok in zip(cand.units, ok_c, strict=True) if not ok]
+        self.only_m = only_m = [u for u, ok in zip(mem.units, ok_m, strict=True) if not ok]
+        self.names_c = [u for u in only_c if u.kind in NAME_KINDS]
+        self.names_m = [u for u in only_m if u.kind in NAME_KINDS]
+        self.vals_c = [u for u in only_c if u.kind in VALUE_KINDS]
+        self.vals_m = [u for u in only_m if u.kind in VALUE_KINDS]
+        self.words_c = [u for u in only_c if u.kind == "word"]
+        self.words_m = [u for u in only_m if u.kind == "word"]
+        shared_m, n_m = _cover(mem.units, ok_m)
+        shared_c, n_c = _cover(cand.units, ok_c)
+        common_flags = len(cand.flags & mem.flags)  # "required" in both is shared subject
+        shared_m, n_m = shared_m + common_flags, n_m + common_flags
+        shared_c, n_c = shared_c + common_flags, n_c + common_flags
+        self.shared_m, self.n_m = shared_m, n_m
+        self.cover_m = shared_m / n_m if n_m else 0.0
+        self.cover_c = shared_c / n_c if n_c else 0.0
+        self.score = (shared_m + shared_c) / (n_m + n_c) if n_m + n_c else 0.0
+        matched_names = any(
+            o and u.kind in NAME_KINDS | VALUE_KINDS for u, o in zip(mem.units, ok_m, strict=True)
+        )
+        self.anchor = shared_m >= 2 or matched_names
+        self.at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
+        # One unit swapped in an otherwise identical sentence is another subject ("the
+        # orders table …" / "the events table …", "do not log request bodies" / "log request
+        # headers"), unless it is a value or the candidate says what changed or is replaced.
+        self.swapped = not self.vals_c and not self.vals_m and _swapped(cand, ok_c, mem, ok_m)
+        # What both texts say they replace is agreement, not a reversal.
+        self.replaces = any(
+            (k in mem.keyset or k in mem.mentions) and k not in mem.replaced for k in cand.replaced
+        )
+        self.name_conflict = bool(self.names_c) and bool(self.names_m)
+        # Whether the memory's subject (its first unit) is still there: "the logging cluster
+        # …" is not updated by "the search cluster now …".
+        self.subject_kept = bool(ok_m) and ok_m[0]
 
-    # Names of one series (svc-1/svc-2, staging/production) are other facts; only a
-    # changed value at the end of both texts, said to have changed, moves along a series
-    # ("The APAC cluster moved to ap-southeast-2").
-    # An environment that only one text names scopes it: "the timeout in staging is 10 s"
-    # is another fact than "the timeout is 30 s", not its new value.
-    # (A reversal may name a new context: "never …; use trunk-based development".)
-    # The same task with its steps changed: "To restore a snapshot: stop, run X, start" →
-    # "… stop, run Y --verify, start" updates the procedure (the task names the subject).
-    # (`steps`: both are skills, whose head names their task even without "To …:")
+    def relation(self, kind: str, why: str, certain: bool = False) -> Relation:
+        return Relation(kind, self.score, certain, why)
+
+
+def _cover(units: tuple[Unit, ...], ok: list[bool]) -> tuple[int, int]:
+    """(shared, all) of the units that are not values."""
+    pairs = [(u, o) for u, o in zip(units, ok, strict=True) if u.kind not in VALUE_KINDS]
+    return sum(o for _, o in pairs), len(pairs)
+
+
+def _steps_changed(p: _Pair) -> Relation | None:
+    """The same task with its steps changed: "To restore a snapshot: stop, run X, start" →
+    "… stop, run Y --verify, start" updates the procedure (the task names the subject).
+    (`steps`: both are skills, whose head names their task even without "To …:")"""
+    c, m = p.cand, p.mem
     if (
-        ((cand.procedure and mem.procedure) or (steps and cand.head < len(cand.units)))
-        and cand.head >= 2
-        and cand.keys[: cand.head] == mem.keys[: mem.head]
-        and same_polarity
-        and cover_m >= 0.6
-        and (only_c or only_m)
+        ((c.procedure and m.procedure) or (p.steps and c.head < len(c.units)))
+        and c.head >= 2
+        and c.keys[: c.head] == m.keys[: m.head]
+        and p.same_polarity
+        and p.cover_m >= 0.6
+        and (p.only_c or p.only_m)
     ):
-        return Relation("update", score, False, f"steps changed: {_changed(only_m, only_c)}")
+        return p.relation("update", f"steps changed: {_changed(p.only_m, p.only_c)}")
+    return None
+
+
+def _another_of_a_series(p: _Pair) -> Relation | None:
+    """Names of one series (svc-1/svc-2, staging/production) are other facts; only a
+    changed value at the end of both texts, said to have changed, moves along a series
+    ("The APAC cluster moved to ap-southeast-2"). An environment that only one text names
+    scopes it: "the timeout in staging is 10 s" is another fact than "the timeout is 30 s".
+    (A reversal may name a new context: "never …; use trunk-based development".)"""
+    names_c, names_m = p.names_c, p.names_m
     envs = any(a.kind == b.kind == "env" for a in names_c for b in names_m) or (
-        same_polarity and any(u.kind == "env" for u in (*names_c, *names_m))
+        p.same_polarity and any(u.kind == "env" for u in (*names_c, *names_m))
     )
     series = any(_sibling(a, b) for a in names_c for b in names_m) or any(
-        a.parts and a.parts == b.parts for a in vals_c for b in vals_m
+        a.parts and a.parts == b.parts for a in p.vals_c for b in p.vals_m
     )
-    at_end = _at_end(cand.units, ok_c) and _at_end(mem.units, ok_m)
-    if envs or (series and not (cand.changes and at_end)):
-        return Relation("different", score, False, _why_different(names_c, names_m))
-    # "Sentry also monitors the Android app": another fact, said so.
-    if cand.adds:
-        kind = "paraphrase" if not (only_c or only_m) else "different"
-        return Relation(kind, score, False, "says it is another one")
-    # One unit swapped in an otherwise identical sentence is another subject ("the orders
-    # table …" / "the events table …", "do not log request bodies" / "log request
-    # headers"), unless it is a value or the candidate says what changed or is replaced.
-    swapped = not vals_c and not vals_m and _swapped(cand, ok_c, mem, ok_m)
+    if envs or (series and not (p.cand.changes and p.at_end)):
+        return p.relation("different", _why_different(names_c, names_m))
+    return None
 
-    # The same subject, reversed: a negation or antonym, or "X instead of <what mem says>".
-    # (What both texts say they replace is agreement, not a reversal.)
-    replaces = any(
-        (k in mem.keyset or k in mem.mentions) and k not in mem.replaced for k in cand.replaced
-    )
-    name_conflict = bool(names_c) and bool(names_m)
-    # Whether the memory's subject (its first unit) is still there: "the logging cluster
-    # …" is not updated by "the search cluster now …".
-    subject_kept = bool(ok_m) and ok_m[0]
-    if (
-        (not same_polarity or replaces)
-        and anchor
-        and cover_m >= 0.5
-        and (replaces or not (name_conflict or swapped))
+
+def _says_it_is_another(p: _Pair) -> Relation | None:
+    """ "Sentry also monitors the Android app": another fact, said so."""
+    if p.cand.adds:
+        return p.relation("paraphrase" if not (p.only_c or p.only_m) else "different",
+                          "says it is another one")  # fmt: skip
+    return None
+
+
+def _reversed_or_replaced(p: _Pair) -> Relation | None:
+    """The same subject, reversed: a negation or antonym, or "X instead of <what mem says>"."""
+    if not (
+        (not p.same_polarity or p.replaces)
+        and p.anchor
+        and p.cover_m >= 0.5
+        and (p.replaces or not (p.name_conflict or p.swapped))
         # "Use OpenSearch instead of Elasticsearch for search" does not replace "use
         # Elasticsearch for logs": with other words on both sides, most must be kept.
         and (
-            not (replaces and same_polarity)
-            or not (words_c and words_m)
-            or cover_m >= 0.7
-            or (cand.changes and subject_kept)
+            not (p.replaces and p.same_polarity)
+            or not (p.words_c and p.words_m)
+            or p.cover_m >= 0.7
+            or (p.cand.changes and p.subject_kept)
         )
         # A bare negation must keep most of the memory ("do not log request bodies" is
         # not reversed by "log request headers"); always/never or a replaced object may
         # reword more.
         and (
-            replaces
-            or same_polarity
-            or (cover_m > 0.7 and not _substituted(mem, ok_m, cand, ok_c))
-            or _flipped(cand, mem)
-            or _head_shared(cand, ok_c)
+            p.replaces
+            or p.same_polarity
+            or (p.cover_m > 0.7 and not _substituted(p.mem, p.ok_m, p.cand, p.ok_c))
+            or _flipped(p.cand, p.mem)
+            or _head_shared(p.cand, p.ok_c)
         )
     ):
-        if not same_polarity and vals_c:
-            # "… is no longer 30 seconds; it is 60 seconds": a new value, said so.
-            if cand.changes and not name_conflict:
-                return Relation("update", score, False, _changed(vals_m, vals_c))
-            if vals_m:
-                return Relation("different", score, False, "other values")
-        sure = not same_polarity and not only_c and not only_m  # the same words, reversed
-        if replaces and same_polarity and vals_c and vals_m:
-            return Relation("update", score, False, _changed(vals_m, vals_c))
-        if not same_polarity:
-            return Relation("contradiction", score, sure, "says the opposite")
-        # A fact keeps its subject first ("the logging cluster uses …" is not replaced by
-        # "the search cluster uses X instead of …"); a rule starts with its verb.
-        kind = "replaces" if subject_kept else "replaces_in_rule"
-        return Relation(kind, score, False, "says it replaces this")
-    if not same_polarity:
-        return Relation("different", score, False, "other subject")
-    if swapped and not cand.changes:
-        return Relation("different", score, False, _why_different(only_c, only_m))
+        return None
+    if not p.same_polarity and p.vals_c:
+        # "… is no longer 30 seconds; it is 60 seconds": a new value, said so.
+        if p.cand.changes and not p.name_conflict:
+            return p.relation("update", _changed(p.vals_m, p.vals_c))
+        if p.vals_m:
+            return p.relation("different", "other values")
+    if p.replaces and p.same_polarity and p.vals_c and p.vals_m:
+        return p.relation("update", _changed(p.vals_m, p.vals_c))
+    if not p.same_polarity:
+        sure = not p.only_c and not p.only_m  # the same words, reversed
+        return p.relation("contradiction", "says the opposite", sure)
+    # A fact keeps its subject first ("the logging cluster uses …" is not replaced by
+    # "the search cluster uses X instead of …"); a rule starts with its verb.
+    return p.relation("replaces" if p.subject_kept else "replaces_in_rule", "says it replaces this")
 
-    if names_c and names_m:
-        first_c = _first_only(cand.units, ok_c, NAME_KINDS)
-        first_m = _first_only(mem.units, ok_m, NAME_KINDS)
-        in_value_place = first_c > 0 and first_m > 0
-        if cand.changes and anchor and cover_m >= 0.5 and in_value_place and subject_kept:
-            return Relation("update", score, False, _changed(names_m, names_c))
-        return Relation("different", score, False, _why_different(names_c, names_m))
 
-    if vals_c and vals_m:
-        if (
-            (not (words_c and words_m) or (cand.changes and subject_kept))
-            and (cand.changes or len(vals_c) == len(vals_m) == 1)  # one value, or said so
-            and anchor
-            and cover_m >= (0.5 if cand.changes else 0.6)
-        ):
-            # Certain: one value changed, nothing else, after at least two shared units
-            # ("The billing service listens on port 8443" → "… port 9443").
-            sure = (
-                len(only_c) == len(vals_c) == 1
-                and len(only_m) == len(vals_m) == 1
-                and _first_only(cand.units, ok_c, VALUE_KINDS) >= 2
-                and _first_only(mem.units, ok_m, VALUE_KINDS) >= 2
-            )
-            return Relation("update", score, sure, _changed(vals_m, vals_c))
-        if (
-            not (words_c or words_m or names_c or names_m)
-            and same_polarity
-            and shared_m >= 2
-            and cover_m >= 0.8
-            # "Release 2.3 ships on …" / "Release 2.4 …": a value right at the start names it
-            and _first_only(cand.units, ok_c, VALUE_KINDS) >= 2
-            and _first_only(mem.units, ok_m, VALUE_KINDS) >= 2
-        ):
-            # Every word the same, only its values new ("patch windows are Tuesdays
-            # 06:00–08:00" → "Wednesdays 05:00–07:00"): the one fact, with new values.
-            return Relation("update", score, False, _changed(vals_m, vals_c))
-        return Relation("different", score, False, "other values")
+def _other_polarity(p: _Pair) -> Relation | None:
+    """Opposite polarity that is no reversal of this memory: another subject."""
+    return None if p.same_polarity else p.relation("different", "other subject")
 
+
+def _one_unit_swapped(p: _Pair) -> Relation | None:
+    if p.swapped and not p.cand.changes:
+        return p.relation("different", _why_different(p.only_c, p.only_m))
+    return None
+
+
+def _other_names(p: _Pair) -> Relation | None:
+    """Names only each text has: another fact, unless the candidate says the name in the
+    value place changed ("the docs are now hosted on Netlify")."""
+    if not (p.names_c and p.names_m):
+        return None
+    in_value_place = (
+        _first_only(p.cand.units, p.ok_c, NAME_KINDS) > 0
+        and _first_only(p.mem.units, p.ok_m, NAME_KINDS) > 0
+    )
+    if p.cand.changes and p.anchor and p.cover_m >= 0.5 and in_value_place and p.subject_kept:
+        return p.relation("update", _changed(p.names_m, p.names_c))
+    return p.relation("different", _why_different(p.names_c, p.names_m))
+
+
+def _other_values(p: _Pair) -> Relation | None:
+    """Values only each text has: the same fact with a new value, or another fact."""
+    c, m = p.cand, p.mem
+    if not (p.vals_c and p.vals_m):
+        return None
     if (
-        words_c
-        and words_m
-        and cand.changes
-        and anchor
-        and cover_m >= 0.5
-        and at_end
-        and subject_kept
+        (not (p.words_c and p.words_m) or (c.changes and p.subject_kept))
+        and (c.changes or len(p.vals_c) == len(p.vals_m) == 1)  # one value, or said so
+        and p.anchor
+        and p.cover_m >= (0.5 if c.changes else 0.6)
     ):
-        return Relation("update", score, False, _changed(words_m, words_c))
-
-    # Everything the memory says, in the same order, and more (a workflow with one more
-    # step): an update that keeps it all.
+        # Certain: one value changed, nothing else, after at least two shared units
+        # ("The billing service listens on port 8443" → "… port 9443").
+        sure = (
+            len(p.only_c) == len(p.vals_c) == 1
+            and len(p.only_m) == len(p.vals_m) == 1
+            and _first_only(c.units, p.ok_c, VALUE_KINDS) >= 2
+            and _first_only(m.units, p.ok_m, VALUE_KINDS) >= 2
+        )
+        return p.relation("update", _changed(p.vals_m, p.vals_c), sure)
     if (
-        not only_m
-        and any(u.kind in NAME_KINDS | VALUE_KINDS for u in only_c)
-        and n_m >= 3
-        and cover_c >= 0.5
-        and _in_order(mem.keys, cand.keys)
-        # … with the same heading: "To deploy the docs: …" is another task than "To deploy:".
-        and (cand.head == len(ok_c) or all(ok_c[: cand.head]))
-        and (mem.head == len(ok_m) or all(ok_m[: mem.head]))
+        not (p.words_c or p.words_m or p.names_c or p.names_m)
+        and p.same_polarity
+        and p.shared_m >= 2
+        and p.cover_m >= 0.8
+        # "Release 2.3 ships on …" / "Release 2.4 …": a value right at the start names it
+        and _first_only(c.units, p.ok_c, VALUE_KINDS) >= 2
+        and _first_only(m.units, p.ok_m, VALUE_KINDS) >= 2
     ):
-        return Relation("extends", score, False, f"adds {_show(only_c)}")
+        # Every word the same, only its values new ("patch windows are Tuesdays
+        # 06:00–08:00" → "Wednesdays 05:00–07:00"): the one fact, with new values.
+        return p.relation("update", _changed(p.vals_m, p.vals_c))
+    return p.relation("different", "other values")
 
-    if names_c and not _in_order(mem.keys, cand.keys) and cover_c < 0.5:
-        return Relation("different", score, False, _why_different(names_c, names_m))
-    # A rewording names the same things: an identifier, path or URL only one text has
-    # ("react-dom" / "react") makes it another fact.
+
+def _changed_words_at_the_end(p: _Pair) -> Relation | None:
+    """Other words at the end of the same subject, said to have changed: an update."""
+    if (
+        p.words_c
+        and p.words_m
+        and p.cand.changes
+        and p.anchor
+        and p.cover_m >= 0.5
+        and p.at_end
+        and p.subject_kept
+    ):
+        return p.relation("update", _changed(p.words_m, p.words_c))
+    return None
+
+
+def _extends(p: _Pair) -> Relation | None:
+    """Everything the memory says, in the same order, and more (a workflow with one more
+    step): an update that keeps it all, under the same heading ("To deploy the docs: …" is
+    another task than "To deploy: …")."""
+    c, m = p.cand, p.mem
+    if (
+        not p.only_m
+        and any(u.kind in NAME_KINDS | VALUE_KINDS for u in p.only_c)
+        and p.n_m >= 3
+        and p.cover_c >= 0.5
+        and _in_order(m.keys, c.keys)
+        and (c.head == len(p.ok_c) or all(p.ok_c[: c.head]))
+        and (m.head == len(p.ok_m) or all(p.ok_m[: m.head]))
+    ):
+        return p.relation("extends", f"adds {_show(p.only_c)}")
+    return None
+
+
+def _new_names_out_of_order(p: _Pair) -> Relation | None:
+    if p.names_c and not _in_order(p.mem.keys, p.cand.keys) and p.cover_c < 0.5:
+        return p.relation("different", _why_different(p.names_c, p.names_m))
+    return None
+
+
+def _same_subject_in_other_words(p: _Pair) -> Relation | None:
+    """A rewording names the same things: an identifier, path or URL only one text has
+    ("react-dom" / "react") makes it another fact."""
     new_ids = [
         u
-        for u, other in [*((u, mem) for u in names_c), *((u, cand) for u in names_m)]
+        for u, other in [*((u, p.mem) for u in p.names_c), *((u, p.cand) for u in p.names_m)]
         if u.kind in IDENT_KINDS
-        and (u.kind != "ident" or any(p in other.mentions for p in u.parts))
+        and (u.kind != "ident" or any(part in other.mentions for part in u.parts))
     ]
-    if anchor and score >= 0.5 and cover_m >= 0.5 and not new_ids:
-        return Relation("paraphrase", score, False, "same subject in other words")
-    return Relation("different", score, False, _why_different(names_c, names_m))
+    if p.anchor and p.score >= 0.5 and p.cover_m >= 0.5 and not new_ids:
+        return p.relation("paraphrase", "same subject in other words")
+    return None
+
+
+RULES = (
+    _steps_changed,
+    _another_of_a_series,
+    _says_it_is_another,
+    _reversed_or_replaced,
+    _other_polarity,
+    _one_unit_swapped,
+    _other_names,
+    _other_values,
+    _changed_words_at_the_end,
+    _extends,
+    _new_names_out_of_order,
+    _same_subject_in_other_words,
+)
 
 
 def _substituted(a: Profile, ok_a: list[bool], b: Profile, ok_b: list[bool]) -> bool:
