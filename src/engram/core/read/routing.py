@@ -85,16 +85,24 @@ def phrase_match(phrase: str, task_stems: set[str]) -> float:
     them and two thirds: "the OIDC callback is broken" is near "OIDC callback fails", "fix a
     bug" is near no phrase through its generic words alone.
     """
-    ptoks = [t for t in tokenize(phrase) if t not in STOPWORDS]
-    if not ptoks:
+    words, topic = _trigger_stems(phrase)
+    if not words:
         return 0.0
-    if all(stem(t) in task_stems for t in ptoks):
+    if all(w in task_stems for w in words):
         return 1.0
-    topic = [t for t in dict.fromkeys(ptoks) if t not in GENERIC_WORDS and len(t) > 1]
-    hit = sum(1 for t in topic if stem(t) in task_stems)
+    hit = sum(1 for t in topic if t in task_stems)
     if hit >= PHRASE_MIN_WORDS and hit / len(topic) >= PHRASE_SHARE:
         return hit / len(topic)
     return 0.0
+
+
+@lru_cache(maxsize=8192)
+def _trigger_stems(phrase: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stems of every word but stopwords, stems of the topic words) of a trigger phrase;
+    a phrase is read once per process, not once per task."""
+    ptoks = [t for t in tokenize(phrase) if t not in STOPWORDS]
+    topic = [t for t in dict.fromkeys(ptoks) if t not in GENERIC_WORDS and len(t) > 1]
+    return tuple(stem(t) for t in ptoks), tuple(dict.fromkeys(stem(t) for t in topic))
 
 
 def trigger_matches(index: Index, query: str) -> tuple[set[int], set[int]]:
