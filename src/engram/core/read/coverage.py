@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 from engram.core.read.render import estimate_tokens
 from engram.core.safety.injection import find_injection
@@ -43,6 +44,15 @@ def _reads_as_instruction(tag: str) -> bool:
     return find_injection(re.sub(r"[-_.]+", " ", tag), strict=False) is not None
 
 
+def _shown_tags(tags: Counter[str]) -> Iterator[tuple[str, int]]:
+    """Tags by use, most used first, without type names and those that read as instructions;
+    lazily, so only the tags a map can still fit are screened."""
+    for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
+        if tag in _PLURAL or tag in _PLURAL.values() or _reads_as_instruction(tag):
+            continue
+        yield tag, n
+
+
 def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP_TOKENS) -> str:
     """One paragraph within `max_tokens`: counts per type, then the most used tags.
 
@@ -59,9 +69,7 @@ def render_map(types: Counter[str], tags: Counter[str], *, max_tokens: int = MAP
         "skip it for general questions."
     )
     areas: list[str] = []
-    for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
-        if tag in _PLURAL or tag in _PLURAL.values() or _reads_as_instruction(tag):
-            continue
+    for tag, n in _shown_tags(tags):
         trial = _text(head, [*areas, f"{tag} {n}"], tail)
         if estimate_tokens(trial) > max_tokens:
             break
@@ -80,9 +88,7 @@ def render_compact_map(types: Counter[str], tags: Counter[str], *, max_chars: in
     if not total or len(text) > max_chars:
         return ""
     areas: list[str] = []
-    for tag, n in sorted(tags.items(), key=lambda kv: (-kv[1], kv[0])):
-        if tag in _PLURAL or tag in _PLURAL.values() or _reads_as_instruction(tag):
-            continue
+    for tag, n in _shown_tags(tags):
         trial = f"Memories: {total:,}; tags: {', '.join([*areas, f'{tag} {n}'])}."
         if len(trial) > max_chars:
             break

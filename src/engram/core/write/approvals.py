@@ -50,6 +50,7 @@ from engram.core.write.candidates import (
     parse_triggers,
     slugify,
     title_of,
+    triggers_diff,
     unique_id,
 )
 from engram.core.write.verdicts import (
@@ -178,8 +179,7 @@ def scan_candidates(cands: list[Candidate]) -> Screened:
                 context, kinds = red.text, kinds + red.kinds
             triggers: list[str] = []
             for phrase in c.triggers:  # routed on and shown to the agent like the text
-                scan_text(phrase, f"{where} TRIGGERS")
-                if redact(phrase).changed:
+                if scan_text(phrase, f"{where} TRIGGERS").changed:
                     kinds = [*kinds, "trigger"]  # a phrase holding a secret is left out
                 else:
                     triggers.append(phrase)
@@ -356,7 +356,7 @@ def replaced_files(
                 "file": rel,
                 "revision": mem.revision,
                 "hash": file_hash(raw),
-                "diff": [f"+triggers: {t}" for t in triggers if t not in mem.triggers]
+                "diff": triggers_diff(mem.triggers, triggers)
                 if triggers is not None
                 else _shown_diff(mem, new_text, f"{root.scope}:{rel}"),
             }
@@ -916,8 +916,6 @@ def create_single_proposal(
             raise UsageError(err)
         if re.search(r"\|\s*triggers\s*:", text, re.IGNORECASE):
             raise UsageError("the triggers are given twice (as triggers and as TRIGGERS:)")
-        if any(";" in p for p in phrases):
-            raise UsageError("a trigger may not hold ';' (it separates the phrases)")
         text = f"{text.rstrip()} | TRIGGERS: {'; '.join(phrases)}"
     if mtype is None and re.match(r"^\s*type\s*:", text, re.IGNORECASE):
         return create_proposal(roots, text, kind="save", scope=scope, role=role)

@@ -256,6 +256,8 @@ def parse_triggers(raw: str | list[str]) -> tuple[list[str], str | None]:
             )
         if _CONTROL.search(phrase) or "|" in phrase:
             return [], f"trigger {phrase[:40]!r} holds a control character or '|'"
+        if ";" in phrase:  # only a list can hold one: in a line, ';' separates the phrases
+            return [], "a trigger may not hold ';' (it separates the phrases)"
         if phrase.lower() not in (p.lower() for p in out):
             out.append(phrase)
     if len(out) > MAX_TRIGGERS:
@@ -264,6 +266,22 @@ def parse_triggers(raw: str | list[str]) -> tuple[list[str], str | None]:
             f"{len(out)} triggers; at most {MAX_TRIGGERS} (pick the phrasings that differ most)",
         )
     return out, None
+
+
+def with_triggers(old: list[str], new: list[str]) -> list[str]:
+    """A memory's trigger phrases and the approved new ones, each once (case aside)."""
+    out = list(old)
+    seen = {t.lower() for t in out}
+    for t in new:
+        if t.lower() not in seen:
+            out.append(t)
+            seen.add(t.lower())
+    return out
+
+
+def triggers_diff(old: list[str], new: list[str]) -> list[str]:
+    """The diff lines of the phrases an update adds to a memory's triggers."""
+    return [f"+triggers: {t}" for t in with_triggers(old, new)[len(old) :]]
 
 
 def make_candidate(number: int = 1, **values: str) -> Candidate:

@@ -67,7 +67,13 @@ from engram.core.write.approvals import (
     redaction_notes,
     take_proposal,
 )
-from engram.core.write.candidates import Candidate, parse_candidates, written_content
+from engram.core.write.candidates import (
+    Candidate,
+    parse_candidates,
+    triggers_diff,
+    with_triggers,
+    written_content,
+)
 from engram.core.write.verdicts import find_cycle
 
 # ---------------------------------------------------------------- journal (crash safety)
@@ -162,17 +168,6 @@ def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) 
     old.last_confirmed = today
     old.created = old.created or today
     return old
-
-
-def with_triggers(old: list[str], new: list[str]) -> list[str]:
-    """The memory's trigger phrases and the approved new ones, each once (case aside)."""
-    out = list(old)
-    seen = {t.lower() for t in out}
-    for t in new:
-        if t.lower() not in seen:
-            out.append(t)
-            seen.add(t.lower())
-    return out
 
 
 # ---------------------------------------------------------------- the commit
@@ -560,7 +555,7 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
                 code="memory.parse_error",
             )
         diff = (
-            [f"+triggers: {t}" for t in e.get("triggers") or [] if t not in old.triggers]
+            triggers_diff(old.triggers, e.get("triggers") or [])
             if e.get("triggers_only")
             else memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
         )

@@ -14,9 +14,7 @@ from engram.core.errors import UsageError
 from engram.core.results import Result
 from engram.core.store.layout import Roots
 from engram.core.write.approvals import propose_candidates
-from engram.core.write.candidates import MAX_CANDIDATES, Candidate, parse_candidates
-
-BATCH = 30  # memories asked about at once: one proposal a person can read through
+from engram.core.write.candidates import Candidate, parse_candidates
 
 INSTRUCTIONS = """\
 # Adding triggers to Engram memories
@@ -62,9 +60,7 @@ def enrichment_candidates(text: str) -> list[Candidate]:
         if m and not re.match(r"^\s*(?:[-*+]\s+)?type\s*:", raw, re.IGNORECASE):
             raw = f"TYPE: knowledge | UPDATE: {m.group(1)} | TRIGGERS: {m.group(2)}"
         lines.append(raw)
-    cands = parse_candidates("\n".join(lines))
-    if len(cands) > MAX_CANDIDATES:  # parse_candidates already caps; kept for clarity
-        raise UsageError(f"at most {MAX_CANDIDATES} memories per enrichment")
+    cands = parse_candidates("\n".join(lines))  # at most MAX_CANDIDATES, as any proposal
     wrong = [c.number for c in cands if not c.triggers_only]
     if wrong:
         raise UsageError(
