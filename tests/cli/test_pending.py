@@ -95,3 +95,18 @@ def test_a_hand_edited_pending_file_prints_no_control_characters(project: Path) 
     p = engram(project, "pending")
     assert p.returncode == 0 and "\x1b" not in p.stdout and "\x07" not in p.stdout
     assert "evil" in p.stdout
+
+
+def test_an_unreadable_entry_is_listed_with_the_way_to_decline_it(project: Path) -> None:
+    propose(project, "TYPE: rule | TEXT: Pin Python.")
+    path = project / ".agents/.engram/pending-approvals.json"
+    data = json.loads(path.read_text())
+    entry = next(iter(data["entries"].values()))
+    entry["proposal"]["candidates"] = "everything"
+    path.write_text(json.dumps(data))
+    p = engram(project, "pending")
+    assert p.returncode == 0, p.stderr
+    assert "cannot be read (candidates is str, not list)" in p.stdout
+    assert "engram pending --decline 1" in p.stdout
+    p = engram(project, "pending", "--decline", "1")
+    assert p.returncode == 0 and "declined" in p.stdout

@@ -6,14 +6,18 @@ from __future__ import annotations
 from collections import Counter
 from types import SimpleNamespace
 
+from engram.core.write.proposal import ProposedCandidate
+from engram.core.write.verdicts import Verdict
 from engram.importers.propose import _summary
 
 
 def test_files_and_candidates_add_up() -> None:
     results = [SimpleNamespace(source="AGENTS.md", host="agents", problems=[])]
     fresh = [
-        {"number": 1, "type": "rule", "deferred_reason": ""},
-        {"number": 2, "type": "rule", "deferred_reason": "possible duplicate of x"},
+        ProposedCandidate(1, "rule", "a", "A", "a", Verdict("ADD")),
+        ProposedCandidate(
+            2, "rule", "b", "B", "b", Verdict("ADD"), deferred_reason="possible duplicate of x"
+        ),
     ]
     source_of = {1: "AGENTS.md", 2: "AGENTS.md", 3: "docs/testing.md"}
     dup = Counter({"AGENTS.md": 4, "docs/testing.md": 1})

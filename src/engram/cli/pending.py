@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from engram.cli.common import add_json_flag, emit, roots_from
-from engram.core.api import decline_waiting, iso_time, now, printable, read_pending, waiting_keys
+from engram.core.api import decline_waiting, iso_time, now, printable, waiting_proposals
 from engram.core.errors import UsageError
 from engram.core.results import Result
 
@@ -53,32 +53,30 @@ def waiting(roots: Any) -> Result:
     """The waiting proposals, numbered from 1 (oldest first), with their candidates."""
 
     at = now()
-    entries = read_pending(roots.primary)
     items: list[dict[str, Any]] = []
-    for n, key in enumerate(waiting_keys(entries, at), start=1):
-        entry = entries[key]
-        payload = entry.get("proposal") if isinstance(entry.get("proposal"), dict) else {}
+    for w in waiting_proposals(roots):
+        p = w.proposal
         cands = [
             {
-                "number": c.get("number"),
-                "type": _shown(c.get("type"), 20),
-                "id": _shown(c.get("id"), 80),
-                "title": _shown(c.get("title")),
-                "verdict": _shown(c.get("verdict_line"), 80),
-                "deferred_reason": _shown(c.get("deferred_reason"), 300),
+                "number": c.number,
+                "type": _shown(c.type, 20),
+                "id": _shown(c.id, 80),
+                "title": _shown(c.title),
+                "verdict": _shown(c.verdict_line, 80),
+                "deferred_reason": _shown(c.deferred_reason, 300),
             }
-            for c in payload.get("candidates") or []
-            if isinstance(c, dict)
+            for c in (p.candidates if p else ())
         ]
         items.append(
             {
-                "number": n,
-                "proposal_id": _shown(payload.get("proposal_id"), 40),
-                "created_at": _shown(entry.get("created_at"), 40),
-                "expires_at": iso_time(float(entry["expires_at"])),
-                "minutes_left": max(0, int((float(entry["expires_at"]) - at) // 60)),
-                "scopes": [_shown(s, 20) for s in payload.get("scopes") or []],
+                "number": w.number,
+                "proposal_id": _shown(p.proposal_id if p else "", 40),
+                "created_at": _shown(w.created_at, 40),
+                "expires_at": iso_time(w.expires_at),
+                "minutes_left": max(0, int((w.expires_at - at) // 60)),
+                "scopes": [_shown(s, 20) for s in (p.scopes if p else ())],
                 "candidates": cands,
+                **({"problem": _shown(w.problem, 300)} if w.problem else {}),
             }
         )
     lines: list[str] = []
@@ -91,6 +89,9 @@ def waiting(roots: Any) -> Result:
             f"for {' + '.join(p['scopes'])} memory, {_age(p['created_at'], at)}, expires "
             f"{p['expires_at']} (in {p['minutes_left']} min)"
         )
+        if p.get("problem"):
+            lines.append(f"   {p['problem']}; decline it with `engram pending --decline "
+                         f"{p['number']}`")  # fmt: skip
         for c in p["candidates"]:
             lines.append(f"   {c['number']}. [{c['type']}] {c['id']}: {c['verdict']}")
             lines.append(f"      {c['title']}")

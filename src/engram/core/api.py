@@ -419,6 +419,8 @@ PUBLIC: dict[str, str] = {
     "guess_type": "engram.core.write.approvals",
     "revoke_proposal": "engram.core.write.approvals",
     "waiting_keys": "engram.core.write.approvals",
+    "waiting_proposals": "engram.core.write.approvals",
+    "WaitingProposal": "engram.core.write.approvals",
     "prepare_candidates": "engram.core.write.approvals",
     "preview_text": "engram.core.write.approvals",
     "proposal_result": "engram.core.write.approvals",
@@ -433,6 +435,12 @@ PUBLIC: dict[str, str] = {
     "slugify": "engram.core.write.candidates",
     # write.commit
     "commit_choosing": "engram.core.write.commit",
+    # write.proposal
+    "ImportedPassage": "engram.core.write.proposal",
+    "Proposal": "engram.core.write.proposal",
+    "ProposalFormatError": "engram.core.write.proposal",
+    "ProposedCandidate": "engram.core.write.proposal",
+    "Screening": "engram.core.write.proposal",
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-export)
@@ -578,6 +586,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-expo
         DECLINED_DEFAULT as DECLINED_DEFAULT,
     )
     from engram.core.write.approvals import (
+        WaitingProposal as WaitingProposal,
+    )
+    from engram.core.write.approvals import (
         decline_waiting as decline_waiting,
     )
     from engram.core.write.approvals import (
@@ -616,6 +627,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-expo
     from engram.core.write.approvals import (
         waiting_keys as waiting_keys,
     )
+    from engram.core.write.approvals import (
+        waiting_proposals as waiting_proposals,
+    )
     from engram.core.write.candidates import (
         content_of as content_of,
     )
@@ -630,6 +644,21 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X` marks a re-expo
     )
     from engram.core.write.commit import (
         commit_choosing as commit_choosing,
+    )
+    from engram.core.write.proposal import (
+        ImportedPassage as ImportedPassage,
+    )
+    from engram.core.write.proposal import (
+        Proposal as Proposal,
+    )
+    from engram.core.write.proposal import (
+        ProposalFormatError as ProposalFormatError,
+    )
+    from engram.core.write.proposal import (
+        ProposedCandidate as ProposedCandidate,
+    )
+    from engram.core.write.proposal import (
+        Screening as Screening,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engram.core import api
@@ -192,7 +192,7 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
     for n, c in enumerate(kept, start=1):
         c.number = n
     cands = kept
-    payload: dict[str, Any] = {"candidates": []}
+    proposal = None
     refused: list[tuple[str, str]] = []
     redacted: Any = []
     if cands:
@@ -205,8 +205,15 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
                     title = statement_title(c.text)
                 by_extra[id(c)]["title"] = title
             ids = {c.number: _preferred_id(by_extra[id(c)]["title"], c) for c in cands}
-            payload, _ = api.prepare_candidates(
-                roots, cands, kind="import", scope=scope, preferred_ids=ids
+            extras = {
+                c.number: {
+                    "title": by_extra[id(c)]["title"],
+                    "imported": api.ImportedPassage.from_json(by_extra[id(c)]["import"]),
+                }
+                for c in cands
+            }
+            proposal, _ = api.prepare_candidates(
+                roots, cands, kind="import", scope=scope, preferred_ids=ids, extra=extras
             )
         except SafetyError as exc:  # every candidate refused
             refused = [("every candidate", exc.message)]
@@ -216,19 +223,17 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
             src = number_src.get(int(m.group(1))) if m else None
             refused.append((src or where, why))
     refused += screened_out
-    entries = payload["candidates"]
-    for e, c in zip(entries, cands, strict=True):  # safety renumbered the kept candidates
-        e.update(by_extra[id(c)])
-    source_of = {c.number: by_source[id(c)] for c in cands}
+    entries = list(proposal.candidates) if proposal is not None else []
+    source_of = {c.number: by_source[id(c)] for c in cands}  # safety renumbered the kept ones
     for e in entries:
-        if e["verdict"]["kind"] == "NOOP":
-            dup[source_of[e["number"]]] += 1
-    fresh = [e for e in entries if e["verdict"]["kind"] != "NOOP"]
+        if e.verdict.kind == "NOOP":
+            dup[source_of[e.number]] += 1
+    fresh = [e for e in entries if e.verdict.kind != "NOOP"]
     summary = _summary(results, fresh, source_of, dup, later, refused, bad)
-    if req.dry_run or not fresh:
+    if proposal is None or req.dry_run or not fresh:
         text = summary
-        if req.dry_run and fresh:
-            preview = api.preview_text({**payload, "candidates": fresh}, None, None)
+        if req.dry_run and fresh and proposal is not None:
+            preview = api.preview_text(replace(proposal, candidates=tuple(fresh)), None, None)
             text += "\n\n" + _with_sources(preview, fresh)
         elif not pieces:
             text += "\nNo instructions found to import."
@@ -238,25 +243,31 @@ def propose_import(roots: Any, req: ImportRequest) -> Result:
             "files": _files_data(results),
             "proposed": 0,
             "candidates": [
-                {k: e[k] for k in ("type", "id", "title", "text", "verdict_line", "import")}
+                {
+                    "type": e.type,
+                    "id": e.id,
+                    "title": e.title,
+                    "text": e.text,
+                    "verdict_line": e.verdict_line,
+                    "import": e.imported.to_json() if e.imported else {},
+                }
                 for e in fresh
             ],
         }
         return Result(text=text, data=data)
-    for i, e in enumerate(fresh, start=1):
-        e["number"] = i
-    payload["candidates"] = fresh
-    token, expires_at = api.store_proposal(roots, payload)
-    result = api.proposal_result(payload, token, expires_at)
+    fresh = [replace(e, number=i) for i, e in enumerate(fresh, start=1)]
+    proposal = replace(proposal, candidates=tuple(fresh))
+    token, expires_at = api.store_proposal(roots, proposal)
+    result = api.proposal_result(proposal, token, expires_at)
     api.redaction_notes(result, redacted)
     result.text = summary + "\n\n" + _with_sources(result.text, fresh)
     result.data["files"] = _files_data(results)
     return result
 
 
-def _with_sources(text: str, entries: list[dict[str, Any]]) -> str:
+def _with_sources(text: str, entries: list[api.ProposedCandidate]) -> str:
     """The preview with each candidate's source lines under its heading line."""
-    where = {str(e["number"]): e.get("import", {}).get("imported_from", "") for e in entries}
+    where = {str(e.number): e.imported.imported_from if e.imported else "" for e in entries}
     out = []
     for line in text.split("\n"):
         out.append(line)
@@ -323,7 +334,7 @@ def _files_data(results: list[Any]) -> list[dict[str, Any]]:
 
 def _summary(
     results: list[Any],
-    fresh: list[dict[str, Any]],
+    fresh: list[api.ProposedCandidate],
     source_of: dict[int, str],
     dup: Counter[str],
     later: Counter[str],
@@ -339,10 +350,10 @@ def _summary(
             sources.append((src, "imported", []))
     lines = [f"Read {len(sources)} instruction file(s):"]
     for source, host, problems in sources:
-        mine = [e for e in fresh if source_of.get(e["number"]) == source]
-        kinds = Counter(e["type"] for e in mine)
+        mine = [e for e in fresh if source_of.get(e.number) == source]
+        kinds = Counter(e.type for e in mine)
         parts = [f"{kinds[t]} {t}" for t in ("rule", "skill", "knowledge") if kinds[t]]
-        deferred = sum(1 for e in mine if e["deferred_reason"])
+        deferred = sum(1 for e in mine if e.deferred_reason)
         if deferred:  # counted in the types above: the commit defers them for review
             parts[-1] += f" ({deferred} of these will be deferred)"
         gone = sum(1 for w, _ in refused if w == source)

@@ -19,12 +19,9 @@ from engram.core.api import (
     check_id,
     find_memory_file,
     front_matter_dict,
-    iso_time,
     load_memories,
-    now,
     read_bytes,
     read_memory_file,
-    read_pending,
     revoke_proposal,
 )
 from engram.core.errors import NotFoundError, UsageError
@@ -169,82 +166,53 @@ def proposals(roots: Roots) -> dict[str, Any]:
     """Pending proposals as frozen in pending-approvals.json (shown; approving needs the token)."""
 
     out = []
-    for key, entry in read_pending(roots.primary).items():
-        if not isinstance(entry, dict) or entry.get("status") != "pending":
-            continue
-        payload = entry.get("proposal")
-        expires = entry.get("expires_at")
-        if not isinstance(payload, dict) or not isinstance(expires, int | float):
-            continue
-        if expires <= now():
-            continue
-        screening = payload.get("screening")
-        screening = screening if isinstance(screening, dict) else {}
-        redacted = {
-            r.get("number"): [str(k) for k in r.get("kinds") or []]
-            for r in screening.get("redacted") or []
-            if isinstance(r, dict)
-        }
-        cands = []
-        for c in payload.get("candidates") or []:
-            if not isinstance(c, dict):
-                continue
-            cands.append(
-                {
-                    "number": c.get("number"),
-                    "type": c.get("type"),
-                    "id": c.get("id"),
-                    "title": c.get("title"),
-                    "text": (c.get("import") or {}).get("content") or c.get("text"),
-                    "context": c.get("context"),
-                    "triggers": [t for t in c.get("triggers") or [] if isinstance(t, str)],
-                    "triggers_only": bool(c.get("triggers_only")),
-                    "depends_on": c.get("depends_on") or [],
-                    "verdict": c.get("verdict_line"),
-                    "kind": (c.get("verdict") or {}).get("kind"),
-                    "replaces": [
-                        {k: t.get(k) for k in ("scope", "file", "revision", "diff")}
-                        for t in c.get("replaces") or []
-                        if isinstance(t, dict)
-                    ],
-                    "related": c.get("related") or [],
-                    "deferred_reason": c.get("deferred_reason"),
-                    "duplicate_of": _duplicate_of(c),
-                    "redacted": redacted.get(c.get("number"), []),
-                }
-            )
+    for w in api.waiting_proposals(roots):
+        p = w.proposal
+        if p is None:
+            continue  # it cannot be approved either; `engram pending` names it
+        screening = p.screening or api.Screening()
         out.append(
             {
-                "key": key,
-                "proposal_id": payload.get("proposal_id"),
-                "created_at": entry.get("created_at"),
-                "expires_at": iso_time(float(expires)),
-                "scopes": payload.get("scopes") or [],
-                "candidates": cands,
-                "refused": [
-                    {k: r.get(k) for k in ("where", "line", "reason")}
-                    for r in screening.get("refused") or []
-                    if isinstance(r, dict)
-                ],
+                "key": w.key,
+                "proposal_id": p.proposal_id,
+                "created_at": w.created_at,
+                "expires_at": api.iso_time(w.expires_at),
+                "scopes": list(p.scopes),
+                "candidates": [_candidate(c, screening) for c in p.candidates],
+                "refused": [dict(r) for r in screening.refused],
             }
         )
-    out.sort(key=lambda p: str(p["created_at"]))
     return {"proposals": out}
 
 
-def _duplicate_of(c: dict[str, Any]) -> dict[str, Any] | None:
-    """The memory a possible duplicate may repeat, and whether an update can replace it."""
-    dup = c.get("duplicate_of")
-    if not isinstance(dup, dict) or not dup.get("id"):
-        return None
+def _candidate(c: api.ProposedCandidate, screening: api.Screening) -> dict[str, Any]:
+    dup = c.duplicate_of
     return {
-        "id": dup.get("id"),
-        "title": dup.get("title"),
-        "type": dup.get("type"),
-        "can_update": dup.get("type") == c.get("type"),
-        "diff": [
-            d for t in dup.get("replaces") or [] if isinstance(t, dict) for d in t.get("diff") or []
-        ],
+        "number": c.number,
+        "type": c.type,
+        "id": c.id,
+        "title": c.title,
+        "text": c.shown_text,
+        "context": c.context,
+        "triggers": list(c.triggers),
+        "triggers_only": c.triggers_only,
+        "depends_on": list(c.depends_on),
+        "verdict": c.verdict_line,
+        "kind": c.verdict.kind,
+        "replaces": [t.shown() for t in c.replaces or ()],
+        "related": [r.to_json() for r in c.related],
+        "deferred_reason": c.deferred_reason,
+        # the memory a possible duplicate may repeat, and whether an update can replace it
+        "duplicate_of": None
+        if dup is None or not dup.id
+        else {
+            "id": dup.id,
+            "title": dup.title,
+            "type": dup.type,
+            "can_update": dup.type == c.type,
+            "diff": [d for t in dup.replaces for d in t.diff],
+        },
+        "redacted": screening.kinds_of(c.number),
     }
 
 

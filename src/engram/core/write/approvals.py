@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engram.core.errors import ApprovalError, SafetyError, UsageError
@@ -52,6 +53,15 @@ from engram.core.write.candidates import (
     title_of,
     triggers_diff,
     unique_id,
+)
+from engram.core.write.proposal import (
+    DuplicateOf,
+    Proposal,
+    ProposalFormatError,
+    ProposedCandidate,
+    Related,
+    ReplacedFile,
+    Screening,
 )
 from engram.core.write.verdicts import (
     content_text,
@@ -224,7 +234,7 @@ def judge_all(
     preferred_ids: dict[int, str] | None = None,
     free_ids: set[str] | None = None,
     strict: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[ProposedCandidate]:
     """Ids, titles, verdicts and related hints for every candidate (deterministic).
 
     `strict` turns an UPDATE of a missing id, a type mismatch or a DEPENDS_ON cycle
@@ -245,7 +255,8 @@ def judge_all(
     edges: dict[str, list[str]] = {m.id: list(m.depends_on) for m in existing}
     profiles: dict[tuple[str, str], Any] = {}
     earlier: list[tuple[str, Candidate]] = []
-    out: list[dict[str, Any]] = []
+    out: list[ProposedCandidate] = []
+    missing_of: dict[int, list[str]] = {}
     problems: list[str] = []
     for c in cands:
         j = judge(c, existing, earlier, profiles=profiles)
@@ -282,47 +293,55 @@ def judge_all(
                 f"{dup} to change it, or reword the candidate to say what differs"
             )
         explicit = bool(c.update) and v.kind == "UPDATE" and v.target == c.update
-        duplicate: dict[str, Any] = {}
+        duplicate = None
         if deferred.startswith("possible duplicate of ") and j.possible_duplicate in by_id:
             dup = j.possible_duplicate  # what "update <id>" would replace, frozen for the commit
-            duplicate = {
-                "duplicate_of": {
-                    "id": dup,
-                    "type": by_id[dup].type,
-                    "title": by_id[dup].title,
-                    "replaces": replaced_files(target_roots, dup, c.text),
-                }
-            }
-        out.append(
-            {
-                **c.as_dict(),
-                **duplicate,
-                "id": mid,
-                "title": title_of(c.text),
-                "verdict": v.as_dict(),
-                "verdict_line": v.line(),
-                "related": j.related,
-                "deferred_reason": deferred,
-                "certain": bool(getattr(j, "certain", False)) or explicit,
-                "replaces": replaced_files(
-                    target_roots, v.target, c.text, triggers=c.triggers if c.triggers_only else None
-                )
-                if v.kind in ("UPDATE", "SUPERSEDE") and v.target
-                else [],
-                "_missing": missing,
-            }
+            duplicate = DuplicateOf(
+                id=dup,
+                type=by_id[dup].type,
+                title=by_id[dup].title,
+                replaces=replaced_files(target_roots, dup, c.text),
+            )
+        replaces = (
+            replaced_files(
+                target_roots, v.target, c.text, triggers=c.triggers if c.triggers_only else None
+            )
+            if v.kind in ("UPDATE", "SUPERSEDE") and v.target
+            else ()
         )
+        out.append(
+            ProposedCandidate(
+                number=c.number,
+                type=c.type,
+                id=mid,
+                title=title_of(c.text),
+                text=c.text,
+                verdict=v,
+                context=c.context,
+                depends_on=tuple(c.depends_on),
+                level=c.level,
+                update=c.update,
+                triggers=tuple(c.triggers),
+                triggers_only=c.triggers_only,
+                related=tuple(Related.from_json(r) for r in j.related),
+                deferred_reason=deferred,
+                certain=bool(getattr(j, "certain", False)) or explicit,
+                replaces=replaces,
+                duplicate_of=duplicate,
+            )
+        )
+        missing_of[c.number] = missing
         earlier.append((mid, c))
-    all_ids = {e["id"] for e in out}
+    all_ids = {e.id for e in out}
+    for i, e in enumerate(out):
+        missing = [d for d in missing_of[e.number] if d not in all_ids]
+        if missing and not e.deferred_reason:
+            out[i] = replace(e, deferred_reason="depends on missing id(s): " + ", ".join(missing))
     for e in out:
-        missing = [d for d in e.pop("_missing") if d not in all_ids]
-        if missing and not e["deferred_reason"]:
-            e["deferred_reason"] = "depends on missing id(s): " + ", ".join(missing)
-    for e in out:
-        cycle = find_cycle(edges, e["id"])
+        cycle = find_cycle(edges, e.id)
         if cycle:
             problems.append(
-                f"candidate {e['number']}: DEPENDS_ON cycle {' -> '.join(cycle)}; "
+                f"candidate {e.number}: DEPENDS_ON cycle {' -> '.join(cycle)}; "
                 "a prerequisite cannot depend on its dependent"
             )
     if problems and strict:
@@ -332,7 +351,7 @@ def judge_all(
 
 def replaced_files(
     roots: list[Root], mid: str, new_text: str, *, triggers: list[str] | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[ReplacedFile, ...]:
     """The files an UPDATE/SUPERSEDE of `mid` replaces: where, which revision, its hash, a diff.
 
     The hash is frozen in the proposal (and covered by its MAC), so the commit can refuse
@@ -340,7 +359,7 @@ def replaced_files(
     `triggers`: a triggers-only update, whose diff is the phrases it adds.
     """
 
-    out: list[dict[str, Any]] = []
+    out: list[ReplacedFile] = []
     for root in roots:
         path = find_memory_file(root, mid, tuple(TYPE_DIRS.values()))
         if path is None:
@@ -350,18 +369,13 @@ def replaced_files(
             mem, raw = read_memory_file(root, rel)
         except (MemoryParseError, OSError):
             continue
-        out.append(
-            {
-                "scope": root.scope,
-                "file": rel,
-                "revision": mem.revision,
-                "hash": file_hash(raw),
-                "diff": triggers_diff(mem.triggers, triggers)
-                if triggers is not None
-                else _shown_diff(mem, new_text, f"{root.scope}:{rel}"),
-            }
+        diff = (
+            triggers_diff(mem.triggers, triggers)
+            if triggers is not None
+            else _shown_diff(mem, new_text, f"{root.scope}:{rel}")
         )
-    return out
+        out.append(ReplacedFile(root.scope, rel, mem.revision, file_hash(raw), tuple(diff)))
+    return tuple(out)
 
 
 def _shown_diff(mem: Memory, new_text: str, label: str) -> list[str]:
@@ -397,7 +411,7 @@ def memory_diff(old_content: str, new_text: str, label: str) -> list[str]:
     return lines
 
 
-def build_payload(
+def build_proposal(
     roots: Roots,
     cands: list[Candidate],
     *,
@@ -407,19 +421,19 @@ def build_payload(
     preferred_ids: dict[int, str] | None = None,
     free_ids: set[str] | None = None,
     extra: dict[int, dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> Proposal:
+    """Judge the candidates into a proposal; `extra` sets fields of candidate n
+    (a note's objective, the note a promotion removes, an import's passage)."""
     entries = judge_all(roots, cands, scopes, preferred_ids=preferred_ids, free_ids=free_ids)
-    for e in entries:
-        e.update((extra or {}).get(e["number"], {}))
-    return {
-        "proposal_id": "p-" + secrets.token_hex(4),
-        "kind": kind,
-        "source": SOURCES.get(kind, "manual"),
-        "workspace": fingerprint(roots.primary),
-        "scopes": scopes,
-        "roles": roles,
-        "candidates": entries,
-    }
+    return Proposal(
+        proposal_id="p-" + secrets.token_hex(4),
+        kind=kind,
+        source=SOURCES.get(kind, "manual"),
+        workspace=fingerprint(roots.primary),
+        scopes=tuple(scopes),
+        roles=tuple(roles),
+        candidates=tuple(replace(e, **(extra or {}).get(e.number, {})) for e in entries),
+    )
 
 
 # ---------------------------------------------------------------- tokens and the pending file
@@ -433,12 +447,12 @@ def new_token(root: Root, expires_at: int) -> str:
     return f"{TOKEN_PREFIX}_{fingerprint(root)}_{expires_at:x}_{secrets.token_urlsafe(32)}"
 
 
-def store_proposal(roots: Roots, payload: dict[str, Any]) -> tuple[str, int]:
+def store_proposal(roots: Roots, proposal: Proposal) -> tuple[str, int]:
     """Save a proposal under a new token's hash; returns (token, expires_at)."""
     root = roots.primary
     expires_at = int(now()) + TOKEN_TTL_S
     token = new_token(root, expires_at)
-    payload = {**payload, "expires_at": expires_at}
+    payload = replace(proposal, expires_at=expires_at).to_json()
 
     with root_lock(root):
         entries = read_pending(root)
@@ -491,7 +505,7 @@ def check_token_shape(roots: Roots, token: str) -> int:
 
 def take_proposal(
     roots: Roots, token: str, *, consume_check: Any = None, spend: bool = True
-) -> dict[str, Any]:
+) -> Proposal:
     """Validate the token and return its frozen proposal; marks it used. Call under lock.
 
     `consume_check(payload)` runs before the token is marked used, so that bad
@@ -549,14 +563,22 @@ def take_proposal(
             "entry). Nothing was written; propose again",
             code="approval.unsigned",
         )
+    try:
+        proposal = Proposal.from_json(payload)
+    except ProposalFormatError as exc:
+        raise ApprovalError(
+            f"this pending proposal cannot be read ({exc}); it was not made by this version "
+            "of Engram or was edited. Nothing was written; propose again",
+            code="approval.tampered",
+        ) from exc
     if consume_check is not None:
-        consume_check(payload)
+        consume_check(proposal)
     if spend:
         entries[key] = {"status": "used", "expires_at": entry["expires_at"]}
         write_pending(root, entries)
     elif pruned:
         write_pending(root, entries)
-    return payload
+    return proposal
 
 
 def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) -> Result:
@@ -585,7 +607,7 @@ def revoke_proposal(roots: Roots, token: str, reason: str = DECLINED_DEFAULT) ->
 def _revoke(root: Root, entries: dict[str, Any], key: str, reason: str) -> Result:
     """Mark the pending entry `key` declined with `reason` and save. Call under lock."""
     entry = entries[key]
-    pid = (entry.get("proposal") or {}).get("proposal_id", "")
+    pid = str((entry.get("proposal") or {}).get("proposal_id", ""))
     entries[key] = {
         "status": "declined",
         "reason": (reason or DECLINED_DEFAULT).strip()[:300],
@@ -613,6 +635,39 @@ def waiting_keys(entries: dict[str, Any], at: float) -> list[str]:
                 expiry(entries[k]))  # fmt: skip
 
     return sorted(live, key=order)
+
+
+@dataclass(frozen=True)
+class WaitingProposal:
+    """A proposal still waiting for a person, as `engram pending` and the review page list it."""
+
+    number: int  # from 1, oldest first: `engram pending --decline N`
+    key: str  # the token's hash (the pending file never holds the token)
+    created_at: str
+    expires_at: float
+    proposal: Proposal | None  # None: the entry cannot be read (`problem` says why)
+    problem: str = ""
+
+
+def waiting_proposals(roots: Roots) -> list[WaitingProposal]:
+    """The waiting proposals, each read with the one proposal schema."""
+    at = now()
+    entries = read_pending(roots.primary)
+    out = []
+    for n, key in enumerate(waiting_keys(entries, at), start=1):
+        entry = entries[key]
+        try:
+            proposal, problem = Proposal.from_json(entry.get("proposal")), ""
+        except ProposalFormatError as exc:
+            proposal, problem = None, f"this entry cannot be read ({exc})"
+        created = entry.get("created_at")
+        out.append(
+            WaitingProposal(
+                n, key, created if isinstance(created, str) else "", expiry(entry), proposal,
+                problem,
+            )
+        )  # fmt: skip
+    return out
 
 
 def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
@@ -681,43 +736,40 @@ def for_person(result: Result) -> Result:
     return result
 
 
-def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | None) -> str:
+def preview_text(proposal: Proposal, token: str | None, expires_at: int | None) -> str:
     """The proposal preview an agent (and any caller) gets: how to approve, never by shell."""
-    cands = payload["candidates"]
+    cands = proposal.candidates
     head = (
-        f"Engram proposal {payload['proposal_id']}: {len(cands)} candidate"
-        f"{'s' if len(cands) != 1 else ''} for {' + '.join(payload['scopes'])} memory"
+        f"Engram proposal {proposal.proposal_id}: {len(cands)} candidate"
+        f"{'s' if len(cands) != 1 else ''} for {' + '.join(proposal.scopes)} memory"
     )
     if expires_at:
         head += f" (expires {iso_time(expires_at)})"
     lines = [head, ""]
     for c in cands:
-        where = "working note" if c.get("note") else TYPE_DIRS[c["type"]] + "/"
-        lines.append(f"{c['number']}. [{c['type']}] {c['id']} ({where})")
-        written = (c.get("import") or {}).get("content")  # an import keeps its passage as written
-        if c.get("triggers_only"):
+        where = "working note" if c.note else TYPE_DIRS[c.type] + "/"
+        lines.append(f"{c.number}. [{c.type}] {c.id} ({where})")
+        if c.triggers_only:
             lines.append("   (adds triggers only; the memory's text stays as it is)")
-        else:
-            lines.extend(f"   {ln}".rstrip() for ln in (written or c["text"]).split("\n"))
-        if c.get("triggers"):
-            lines.append("   Triggers: " + "; ".join(c["triggers"]))
-        if c.get("context"):
-            lines.append(f"   Context: {c['context']}")
-        if c.get("depends_on"):
-            lines.append(f"   Depends on: {', '.join(c['depends_on'])}")
-        if c.get("note"):
-            lines.append(f"   Objective: {c['note']['objective']}")
-        lines.append(f"   Verdict: {c['verdict_line']}")
-        for t in c.get("replaces") or []:
-            kept = "archived" if c["verdict"]["kind"] == "SUPERSEDE" else "kept in archive/"
-            lines.append(
-                f"   Replaces: {t['scope']}:{t['file']} (revision {t['revision']}, {kept})"
-            )
-            lines.extend(f"     {d}" for d in t.get("diff") or [])
-        for r in c.get("related", []):
-            lines.append(f"   Related: {r['id']} ({r['type']}, {r['hint']}, score {r['score']})")
-        if c.get("deferred_reason"):
-            lines.append(f"   Will be deferred: {c['deferred_reason']}")
+        else:  # an import keeps its passage as written
+            lines.extend(f"   {ln}".rstrip() for ln in c.shown_text.split("\n"))
+        if c.triggers:
+            lines.append("   Triggers: " + "; ".join(c.triggers))
+        if c.context:
+            lines.append(f"   Context: {c.context}")
+        if c.depends_on:
+            lines.append(f"   Depends on: {', '.join(c.depends_on)}")
+        if c.note:
+            lines.append(f"   Objective: {c.note.objective}")
+        lines.append(f"   Verdict: {c.verdict_line}")
+        for t in c.replaces or ():
+            kept = "archived" if c.verdict.kind == "SUPERSEDE" else "kept in archive/"
+            lines.append(f"   Replaces: {t.scope}:{t.file} (revision {t.revision}, {kept})")
+            lines.extend(f"     {d}" for d in t.diff)
+        for r in c.related:
+            lines.append(f"   Related: {r.id} ({r.type}, {r.hint}, score {r.score})")
+        if c.deferred_reason:
+            lines.append(f"   Will be deferred: {c.deferred_reason}")
     if token:
         some = _some(len(cands))
         lines += [
@@ -731,38 +783,15 @@ def preview_text(payload: dict[str, Any], token: str | None, expires_at: int | N
     return "\n".join(lines)
 
 
-def proposal_result(payload: dict[str, Any], token: str, expires_at: int) -> Result:
+def proposal_result(proposal: Proposal, token: str, expires_at: int) -> Result:
     data = {
         "approval_token": token,
-        "proposal_id": payload["proposal_id"],
+        "proposal_id": proposal.proposal_id,
         "expires_at": iso_time(expires_at),
-        "scopes": payload["scopes"],
-        "candidates": [
-            {
-                "number": c["number"],
-                "type": c["type"],
-                "id": c["id"],
-                "title": c["title"],
-                "text": c["text"],
-                "triggers": list(c.get("triggers") or []),
-                "verdict": c["verdict_line"],
-                "target": c["verdict"]["target"],
-                "related": c["related"],
-                "deferred_reason": c["deferred_reason"],
-                "replaces": [
-                    {k: t[k] for k in ("scope", "file", "revision", "diff")}
-                    for t in c.get("replaces") or []
-                ],
-                **(
-                    {"duplicate_of": {k: c["duplicate_of"][k] for k in ("id", "type", "title")}}
-                    if c.get("duplicate_of")
-                    else {}
-                ),
-            }
-            for c in payload["candidates"]
-        ],
+        "scopes": list(proposal.scopes),
+        "candidates": proposal.public(),
     }
-    return Result(text=preview_text(payload, token, expires_at), data=data)
+    return Result(text=preview_text(proposal, token, expires_at), data=data)
 
 
 def redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> None:
@@ -779,7 +808,7 @@ def redaction_notes(result: Result, redacted: list[tuple[int, list[str]]]) -> No
         result.warn("safety.refused", f"{message} ({where} was left out; the others go on)")
 
 
-def screening_record(redacted: list[tuple[int, list[str]]]) -> dict[str, Any]:
+def screening_record(redacted: list[tuple[int, list[str]]]) -> Screening:
     """What the safety scan did, kept with the proposal for a reviewer (`engram ui`).
 
     `refused`: each candidate left out, with its input line (when it came from one) and why;
@@ -789,10 +818,10 @@ def screening_record(redacted: list[tuple[int, list[str]]]) -> dict[str, Any]:
     for where, message in getattr(redacted, "refused", []):
         m = re.match(r"line (\d+):", where)
         refused.append({"where": where, "line": int(m.group(1)) if m else None, "reason": message})
-    return {
-        "refused": refused,
-        "redacted": [{"number": n, "kinds": sorted(set(k))} for n, k in redacted],
-    }
+    return Screening(
+        refused=tuple(refused),
+        redacted=tuple((n, tuple(sorted(set(k)))) for n, k in redacted),
+    )
 
 
 # ---------------------------------------------------------------- public entry points
@@ -809,19 +838,19 @@ def prepare_candidates(
     preferred_ids: dict[int, str] | None = None,
     free_ids: set[str] | None = None,
     extra: dict[int, dict[str, Any]] | None = None,
-) -> tuple[dict[str, Any], list[tuple[int, list[str]]]]:
-    """Scan and judge parsed candidates into an unsaved proposal payload."""
+) -> tuple[Proposal, list[tuple[int, list[str]]]]:
+    """Scan and judge parsed candidates into an unsaved proposal."""
     if kind not in SOURCES:
         raise UsageError(f"proposal kind {kind!r} is not one of {', '.join(SOURCES)}")
     scopes = scopes or resolve_scopes(roots, scope)
     roles = parse_roles(role)
     with_text_of_target(roots, cands, scopes)
     redacted = scan_candidates(cands)
-    payload = build_payload(
+    proposal = build_proposal(
         roots, cands, kind=kind, scopes=scopes, roles=roles,
         preferred_ids=preferred_ids, free_ids=free_ids, extra=extra,
     )  # fmt: skip
-    return payload, redacted
+    return proposal, redacted
 
 
 def with_text_of_target(roots: Roots, cands: list[Candidate], scopes: list[str]) -> None:
@@ -852,10 +881,11 @@ def propose_candidates(
     roots: Roots, cands: list[Candidate], *, kind: str, scope: str | None, **kw: Any
 ) -> Result:
     """Scan, judge and store a proposal; the Result carries the preview and the token."""
-    payload, redacted = prepare_candidates(roots, cands, kind=kind, scope=scope, **kw)
-    payload["screening"] = screening_record(redacted)  # what a reviewer sees before approving
-    token, expires_at = store_proposal(roots, payload)
-    result = proposal_result(payload, token, expires_at)
+    proposal, redacted = prepare_candidates(roots, cands, kind=kind, scope=scope, **kw)
+    # what a reviewer sees before approving
+    proposal = replace(proposal, screening=screening_record(redacted))
+    token, expires_at = store_proposal(roots, proposal)
+    result = proposal_result(proposal, token, expires_at)
     redaction_notes(result, redacted)
     return result
 

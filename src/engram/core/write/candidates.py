@@ -403,12 +403,6 @@ def title_of(text: str, max_len: int = 80) -> str:
     return first[:1].upper() + first[1:]
 
 
-def written_content(entry: dict[str, Any]) -> str:
-    """The `## Content` a candidate is written with: an import's passage as the file has it,
-    else bullets of its text."""
-    return (entry.get("import") or {}).get("content") or content_of(entry["text"])
-
-
 def content_of(text: str) -> str:
     """The `## Content` bullets a memory made from `text` gets (previews diff against it)."""
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'])", text) if s.strip()]

@@ -33,7 +33,7 @@ import datetime as dt
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engram.core.errors import EngramError, NotFoundError, UsageError
@@ -68,13 +68,12 @@ from engram.core.write.approvals import (
     take_proposal,
 )
 from engram.core.write.candidates import (
-    Candidate,
     parse_candidates,
     triggers_diff,
     with_triggers,
-    written_content,
 )
-from engram.core.write.verdicts import find_cycle
+from engram.core.write.proposal import Proposal, ProposedCandidate
+from engram.core.write.verdicts import Verdict, find_cycle
 
 # ---------------------------------------------------------------- journal (crash safety)
 
@@ -111,58 +110,63 @@ def _tags(text: str) -> list[str]:
     return out
 
 
-def new_memory(entry: dict[str, Any], root: Root, payload: dict[str, Any]) -> Memory:
+def new_memory(entry: ProposedCandidate, root: Root, proposal: Proposal) -> Memory:
     today = today_iso()
-    imported = entry.get("import") or {}  # `engram import`: heading tags, paths, source lines
+    imported = entry.imported  # `engram import`: heading tags, paths, source lines
+    extra: dict[str, Any] = {}
+    if imported is not None:
+        if imported.paths:
+            extra["paths"] = list(imported.paths)
+        extra["imported_from"] = imported.imported_from
     m = Memory(
-        id=entry["id"],
-        type=entry["type"],
-        title=entry["title"],
+        id=entry.id,
+        type=entry.type,
+        title=entry.title,
         scope=root.scope,
         # an import brings tags from the file's headings and named tools: those alone
-        tags=list(dict.fromkeys(imported.get("tags") or _tags(entry["text"])))[:6],
-        role=list(payload.get("roles", [])),
-        depends_on=list(entry.get("depends_on", [])),
-        level=entry.get("level", ""),
-        source=payload.get("source", "manual"),
+        tags=list(dict.fromkeys((imported.tags if imported else ()) or _tags(entry.text)))[:6],
+        role=list(proposal.roles),
+        depends_on=list(entry.depends_on),
+        level=entry.level,
+        source=proposal.source,
         revision=1,
         created=today,
         updated=today,
         valid_from=today,
         last_confirmed=today,
-        content=written_content(entry),
-        triggers=list(entry.get("triggers") or []),
-        origin=entry.get("context", ""),
-        extra={k: v for k, v in imported.items() if k in ("paths", "imported_from")},
+        content=entry.written_content,
+        triggers=list(entry.triggers),
+        origin=entry.context,
+        extra=extra,
     )
-    if entry["type"] == "rule" and not imported:  # an imported rule is as its source states it
-        m.variants = rule_variants(entry["text"])
+    if entry.type == "rule" and not imported:  # an imported rule is as its source states it
+        m.variants = rule_variants(entry.text)
     return m
 
 
-def updated_memory(old: Memory, entry: dict[str, Any], payload: dict[str, Any]) -> Memory:
+def updated_memory(old: Memory, entry: ProposedCandidate, proposal: Proposal) -> Memory:
     today = today_iso()
-    old.triggers = with_triggers(old.triggers, entry.get("triggers") or [])
-    if entry.get("triggers_only"):  # `engram enrich`: what a person wrote stays as written
+    old.triggers = with_triggers(old.triggers, list(entry.triggers))
+    if entry.triggers_only:  # `engram enrich`: what a person wrote stays as written
         old.revision += 1
         old.updated = today
         old.created = old.created or today
         return old
     before = " ".join(re.sub(r"^\s*[-*]\s+", "", ln) for ln in old.content.splitlines())
     if old.tags == _tags(before):  # tags Engram made from the old text follow the new text
-        old.tags = _tags(entry["text"])
-    old.title = entry["title"]
-    old.content = written_content(entry)
-    if entry.get("context"):
-        old.origin = entry["context"]
-    if entry.get("depends_on"):
-        old.depends_on = list(entry["depends_on"])
-    if entry.get("level"):
-        old.level = entry["level"]
-    if payload.get("roles"):
-        old.role = list(payload["roles"])
+        old.tags = _tags(entry.text)
+    old.title = entry.title
+    old.content = entry.written_content
+    if entry.context:
+        old.origin = entry.context
+    if entry.depends_on:
+        old.depends_on = list(entry.depends_on)
+    if entry.level:
+        old.level = entry.level
+    if proposal.roles:
+        old.role = list(proposal.roles)
     if old.type == "rule":
-        old.variants = {} if entry.get("import") else rule_variants(entry["text"])
+        old.variants = {} if entry.imported is not None else rule_variants(entry.text)
     old.revision += 1
     old.updated = today
     old.last_confirmed = today
@@ -186,12 +190,10 @@ class Outcome:
     )  # root path -> rel -> text
 
 
-def _defer(out: Outcome, e: dict[str, Any], reason: str, guidance_id: str | None = None) -> None:
-    gid = guidance_id or e["id"]
+def _defer(out: Outcome, e: ProposedCandidate, reason: str, guidance_id: str | None = None) -> None:
+    gid = guidance_id or e.id
     guidance = f"engram load --id {gid}"
-    out.deferred.append(
-        {"number": e["number"], "id": e["id"], "reason": reason, "guidance": guidance}
-    )
+    out.deferred.append({"number": e.number, "id": e.id, "reason": reason, "guidance": guidance})
 
 
 def _read(root: Root, rel: str) -> Memory | None:
@@ -231,59 +233,53 @@ def _revision_rel(root: Root, mid: str, revision: int, pending: dict[str, str | 
     return rel
 
 
-def _rescan(e: dict[str, Any]) -> tuple[str, list[str]]:
+def _rescan(e: ProposedCandidate) -> tuple[ProposedCandidate, str, list[str]]:
     """Scan the frozen candidate again (a pending file can be written by anyone with a shell).
 
-    Returns (reason to refuse or "", kinds redacted); secrets are redacted in place.
+    Returns (the candidate with its secrets redacted, reason to refuse or "", kinds redacted).
     """
 
-    if e.get("type") not in TYPE_DIRS:
-        return f"type {e.get('type')!r} is not rule, skill or knowledge", []
+    if e.type not in TYPE_DIRS:
+        return e, f"type {e.type!r} is not rule, skill or knowledge", []
     try:
-        check_id(str(e.get("id", "")), "memory id")
+        check_id(e.id, "memory id")
     except EngramError as exc:
-        return str(exc), []
+        return e, str(exc), []
     fields = [("text", "TEXT"), ("context", "CONTEXT"), ("level", "LEVEL"), ("title", "TITLE")]
+    values = {key: getattr(e, key) for key, _ in fields}
+    if e.note is not None:
+        fields.append(("objective", "OBJECTIVE"))
+        values["objective"] = e.note.objective
     kinds: list[str] = []
-    holders: list[tuple[dict[str, Any], str, str]] = [(e, k, label) for k, label in fields]
-    if isinstance(e.get("note"), dict):
-        holders.append((e["note"], "objective", "OBJECTIVE"))
-    for holder, key, label in holders:
-        value = holder.get(key) or ""
-        if not isinstance(value, str):
-            return f"{label} is not text", []
-        red = redact(value)
-        for text in (value, red.text):
+    for key, label in fields:
+        red = redact(values[key])
+        for text in (values[key], red.text):
             hit = find_injection(text)
             if hit is not None:
-                return f"{label} refused when scanned again: {hit.kind}", []
+                return e, f"{label} refused when scanned again: {hit.kind}", []
         if red.changed:
-            holder[key] = red.text
+            values[key] = red.text
             kinds += red.kinds
-    triggers = e.get("triggers") or []
-    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
-        return "TRIGGERS is not a list of text", []
     kept: list[str] = []
-    for phrase in triggers:
+    for phrase in e.triggers:
         hit = find_injection(phrase)
         if hit is not None:
-            return f"TRIGGERS refused when scanned again: {hit.kind}", []
+            return e, f"TRIGGERS refused when scanned again: {hit.kind}", []
         if redact(phrase).changed:
             kinds.append("trigger")  # a phrase holding a secret is left out
         else:
             kept.append(phrase)
-    if triggers:
-        e["triggers"] = kept
-    return "", kinds
+    note = replace(e.note, objective=values.pop("objective")) if e.note is not None else None
+    return replace(e, **values, note=note, triggers=tuple(kept)), "", kinds
 
 
-def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
+def _changed_target(roots: list[Root], e: ProposedCandidate) -> str:
     """Why an UPDATE/SUPERSEDE target no longer is the file the human approved replacing."""
 
-    if "replaces" not in e:  # proposed before targets were frozen
+    if e.replaces is None:  # proposed before targets were frozen
         return ""
-    frozen = {t.get("scope"): t for t in e.get("replaces") or [] if isinstance(t, dict)}
-    target = e["verdict"]["target"]
+    frozen = {t.scope: t for t in e.replaces}
+    target = e.verdict.target
     for root in roots:
         rel = _durable_rel(root, target)
         was = frozen.get(root.scope)
@@ -298,7 +294,7 @@ def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
             raw = current_bytes(root, rel)
         except EngramError as exc:
             return str(exc)
-        if rel != was.get("file") or raw is None or file_hash(raw) != was.get("hash"):
+        if rel != was.file or raw is None or file_hash(raw) != was.hash:
             return (
                 f"{root.scope}:{rel} changed after the proposal (edited by hand or by a git "
                 "pull); it was left exactly as it is. Review it, then propose again"
@@ -308,7 +304,7 @@ def _changed_target(roots: list[Root], e: dict[str, Any]) -> str:
 
 def _plan(
     roots: Roots,
-    payload: dict[str, Any],
+    proposal: Proposal,
     numbers: list[int],
     scopes: list[str],
     *,
@@ -322,88 +318,85 @@ def _plan(
     `choices`: what a person answered for possible duplicates (see `commit_choosing`);
     every other check still applies to them.
     """
-    import copy
-
     out = Outcome()
     choices = choices or {}
-    entries = []
-    for e in payload["candidates"]:
-        if choices.get(e["number"]) == "skip":
-            dup = (e.get("duplicate_of") or {}).get("id") or _duplicate_id(e)
-            out.skipped.append({"number": e["number"], "id": e["id"], "duplicate_of": dup})
-        elif e["number"] in numbers:
-            entries.append(copy.deepcopy(e))
+    entries: list[ProposedCandidate] = []
+    for e in proposal.candidates:
+        if choices.get(e.number) == "skip":
+            out.skipped.append({"number": e.number, "id": e.id, "duplicate_of": e.duplicate_id})
+        elif e.number in numbers:
+            entries.append(e)
     target_roots = [r for r in (roots.by_scope(s) for s in scopes) if r is not None]
-    scanned: list[dict[str, Any]] = []
+    scanned: list[ProposedCandidate] = []
     for e in entries:
-        reason, kinds = _rescan(e)
+        e, reason, kinds = _rescan(e)
         if reason:
             _defer(out, e, reason)
             continue
         if kinds:
-            out.redacted.append((e["number"], kinds))
-        if choices.get(e["number"]) == "update":
-            why = _as_update(e)
+            out.redacted.append((e.number, kinds))
+        if choices.get(e.number) == "update":
+            updating, why = _as_update(e)
             if why:
-                _defer(out, e, why, _duplicate_id(e))
+                _defer(out, e, why, e.duplicate_id)
                 continue
+            e = updating
         scanned.append(e)
     entries = scanned
 
     # Recompute verdicts on the memory as it is now (the proposal froze the old ones).
-    cands = [Candidate.from_dict(e) for e in entries]
-    fresh = {e["number"]: e for e in judge_all(roots, cands, scopes, strict=False) if cands}
+    cands = [e.as_candidate() for e in entries]
+    fresh = {e.number: e for e in judge_all(roots, cands, scopes, strict=False)} if cands else {}
     visible = {m.id for r in roots.all for m in _durables(r)}
 
-    writable: list[dict[str, Any]] = []
+    writable: list[ProposedCandidate] = []
     for e in entries:
-        frozen = e["verdict"]
-        now = fresh.get(e["number"], {}).get("verdict", {})
-        own = (e.get("promote_from") or {}).get("id")
+        frozen = e.verdict
+        recomputed = fresh.get(e.number)
+        now = recomputed.verdict if recomputed is not None else Verdict("")
+        own = e.promote_from.id if e.promote_from is not None else None
         taken = any(
-            (r.path / sub / f"{e['id']}.md").exists()
+            (r.path / sub / f"{e.id}.md").exists()
             for r in target_roots
             for sub in (*TYPE_DIRS.values(), WORKING_DIR)
-            if not (sub == WORKING_DIR and e["id"] == own)
+            if not (sub == WORKING_DIR and e.id == own)
         )
-        if e.get("note"):
+        if e.note is not None:
             if taken:
-                _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
+                _defer(out, e, f"id {e.id} was taken since the proposal; propose again")
             else:
                 writable.append(e)
-        elif frozen["kind"] == "NOOP":
-            _defer(out, e, f"duplicate of {frozen['target']}", frozen["target"])
-        elif _possible_duplicate(e) and e["number"] not in choices:
-            _defer(out, e, e["deferred_reason"], _duplicate_id(e))
-        elif now.get("kind") == "NOOP" and frozen["kind"] != "UPDATE":
-            _defer(
-                out, e, f"duplicate of {now['target']} (written since the proposal)", now["target"]
-            )
-        elif forced and frozen["kind"] in ("UPDATE", "SUPERSEDE") and not e.get("certain", False):
-            t = frozen["target"]
+        elif frozen.kind == "NOOP":
+            _defer(out, e, f"duplicate of {frozen.target}", frozen.target)
+        elif e.possible_duplicate and e.number not in choices:
+            _defer(out, e, e.deferred_reason, e.duplicate_id)
+        elif now.kind == "NOOP" and frozen.kind != "UPDATE":
+            _defer(out, e, f"duplicate of {now.target} (written since the proposal)", now.target)
+        elif forced and frozen.kind in ("UPDATE", "SUPERSEDE") and not e.certain:
+            t = frozen.target
             _defer(
                 out, e,
                 f"--force does not replace {t}: the candidate may be a different fact. Propose "
                 f"it without --force and approve it, or name the target with `UPDATE: {t}`",
                 t,
             )  # fmt: skip
-        elif frozen["kind"] in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
-            _defer(out, e, _changed_target(target_roots, e), frozen["target"])
-        elif frozen["kind"] == "SUPERSEDE" and (
-            now.get("kind") != "SUPERSEDE" or now.get("target") != frozen["target"]
+        elif frozen.kind in ("UPDATE", "SUPERSEDE") and _changed_target(target_roots, e):
+            _defer(out, e, _changed_target(target_roots, e), frozen.target)
+        elif frozen.kind == "SUPERSEDE" and (
+            now.kind != "SUPERSEDE" or now.target != frozen.target
         ):
             _defer(
                 out, e,
-                f"SUPERSEDE {frozen['target']} no longer matches the memory (recomputed: "
-                f"{fresh.get(e['number'], {}).get('verdict_line', 'ADD')}); propose again",
-                frozen["target"],
+                f"SUPERSEDE {frozen.target} no longer matches the memory (recomputed: "
+                f"{recomputed.verdict_line if recomputed else 'ADD'}); propose again",
+                frozen.target,
             )  # fmt: skip
-        elif frozen["kind"] == "UPDATE" and not any(
-            _durable_rel(r, frozen["target"]) for r in target_roots
+        elif frozen.kind == "UPDATE" and not any(
+            _durable_rel(r, frozen.target) for r in target_roots
         ):
-            _defer(out, e, f"UPDATE target {frozen['target']} no longer exists", frozen["target"])
-        elif frozen["kind"] in ("ADD", "SUPERSEDE") and taken:
-            _defer(out, e, f"id {e['id']} was taken since the proposal; propose again")
+            _defer(out, e, f"UPDATE target {frozen.target} no longer exists", frozen.target)
+        elif frozen.kind in ("ADD", "SUPERSEDE") and taken:
+            _defer(out, e, f"id {e.id} was taken since the proposal; propose again")
         else:
             writable.append(e)
 
@@ -411,9 +404,9 @@ def _plan(
     changed = True
     while changed:
         changed = False
-        ids = {e["id"] for e in writable}
+        ids = {e.id for e in writable}
         for e in list(writable):
-            missing = [d for d in e.get("depends_on", []) if d not in visible and d not in ids]
+            missing = [d for d in e.depends_on if d not in visible and d not in ids]
             if missing:
                 writable.remove(e)
                 _defer(
@@ -431,62 +424,50 @@ def _plan(
         for m in _durables(r):
             edges[m.id] = list(m.depends_on)
     for e in writable:
-        edges[e["id"]] = list(e.get("depends_on", []))
+        edges[e.id] = list(e.depends_on)
     for e in list(writable):
-        cycle = find_cycle(edges, e["id"])
+        cycle = find_cycle(edges, e.id)
         if cycle:
             writable.remove(e)
             _defer(out, e, "depends_on cycle: " + " -> ".join(cycle))
 
     # Build the file changes per root.
     for e in writable:
-        if not all(_plan_one(out, root, e, payload) for root in target_roots):
+        if not all(_plan_one(out, root, e, proposal) for root in target_roots):
             continue  # refused by the screen: deferred once, and a promoted note stays
-        if e.get("promote_from"):
-            src = e["promote_from"]
-            root = roots.by_scope(src["scope"])
+        if e.promote_from is not None:
+            src = e.promote_from
+            root = roots.by_scope(src.scope)
             if root is not None:
-                rel = f"{WORKING_DIR}/{src['id']}.md"
+                rel = f"{WORKING_DIR}/{src.id}.md"
                 out.changes.setdefault(str(root.path), {})[rel] = None
-                out.removed.append({"id": src["id"], "scope": root.scope, "file": rel})
+                out.removed.append({"id": src.id, "scope": root.scope, "file": rel})
     out.deferred.sort(key=lambda d: d["number"])
     return out
 
 
-def _possible_duplicate(e: dict[str, Any]) -> bool:
-    """True for a candidate the proposal defers as a possible duplicate (a person decides)."""
-    return str(e.get("deferred_reason", "")).startswith("possible duplicate of ")
-
-
-def _duplicate_id(e: dict[str, Any]) -> str:
-    """The id of the memory a possible duplicate may repeat."""
-    frozen = e.get("duplicate_of")
-    if isinstance(frozen, dict) and frozen.get("id"):
-        return str(frozen["id"])
-    return str(e.get("deferred_reason", "")).split()[3].rstrip(";")
-
-
-def _as_update(e: dict[str, Any]) -> str:
-    """Turn a possible duplicate into an UPDATE of the memory it may repeat; '' or why not.
+def _as_update(e: ProposedCandidate) -> tuple[ProposedCandidate, str]:
+    """A possible duplicate as an UPDATE of the memory it may repeat, or why it cannot be.
 
     The target's file as it was at proposal time is frozen in `duplicate_of.replaces`, so
     a hand edit of it since is caught by the same check as any UPDATE.
     """
-    dup = e.get("duplicate_of")
-    if not isinstance(dup, dict) or not dup.get("id"):
-        return "this proposal was made before updates were offered; propose it again"
-    if dup.get("type") != e["type"]:
-        return (
-            f"{dup['id']} is a {dup.get('type')}, the candidate is a {e['type']}; an update "
+    dup = e.duplicate_of
+    if dup is None or not dup.id:
+        return e, "this proposal was made before updates were offered; propose it again"
+    if dup.type != e.type:
+        return e, (
+            f"{dup.id} is a {dup.type}, the candidate is a {e.type}; an update "
             "keeps the type, so keep it as new or skip it"
         )
-    e["verdict"] = {"kind": "UPDATE", "target": dup["id"], "target_scope": ""}
-    e["verdict_line"] = f"UPDATE {dup['id']}"
-    e["id"] = dup["id"]
-    e["replaces"] = list(dup.get("replaces") or [])
-    e["deferred_reason"] = ""
-    e["certain"] = True  # a person named the target
-    return ""
+    return replace(
+        e,
+        verdict=Verdict("UPDATE", dup.id),
+        id=dup.id,
+        replaces=dup.replaces,
+        deferred_reason="",
+        certain=True,  # a person named the target
+    ), ""
 
 
 def _durables(root: Root) -> list[Memory]:
@@ -513,26 +494,26 @@ def as_written(mem: Memory) -> tuple[Memory | None, str, list[str]]:
     return None, "it still holds a secret after redaction; rephrase it without the secret", []
 
 
-def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, Any]) -> bool:
+def _plan_one(out: Outcome, root: Root, e: ProposedCandidate, proposal: Proposal) -> bool:
     """Stage the change of one candidate in one root; False when the screen refused it."""
     changes = out.changes.setdefault(str(root.path), {})
-    v = e["verdict"]
-    note = e.get("note")
+    v = e.verdict
+    note = e.note
 
     def screened(mem: Memory) -> Memory | None:
         clean, why, kinds = as_written(mem)
         if clean is None:
             _defer(out, e, why)
         elif kinds:
-            out.redacted.append((e["number"], sorted(set(kinds))))
+            out.redacted.append((e.number, sorted(set(kinds))))
         return clean
 
-    if note:
+    if note is not None:
         today = dt.date.today()
-        mem = new_memory(e, root, payload)
+        mem = new_memory(e, root, proposal)
         mem.tier = "working"
-        mem.objective = note["objective"]
-        mem.valid_until = (today + dt.timedelta(days=int(note["ttl_days"]))).isoformat()
+        mem.objective = note.objective
+        mem.valid_until = (today + dt.timedelta(days=note.ttl_days)).isoformat()
         mem.variants = {}
         mem = screened(mem)
         if mem is None:
@@ -544,8 +525,8 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
              "valid_until": mem.valid_until, "path": str(root.path / rel)}
         )  # fmt: skip
         return True
-    rel_old = _durable_rel(root, v["target"]) if v["target"] else None
-    if v["kind"] == "UPDATE" and rel_old:
+    rel_old = _durable_rel(root, v.target) if v.target else None
+    if v.kind == "UPDATE" and rel_old:
         old = _read(root, rel_old)
         raw = current_bytes(root, rel_old)
         if old is None or raw is None:
@@ -555,12 +536,12 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
                 code="memory.parse_error",
             )
         diff = (
-            triggers_diff(old.triggers, e.get("triggers") or [])
-            if e.get("triggers_only")
-            else memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+            triggers_diff(old.triggers, list(e.triggers))
+            if e.triggers_only
+            else memory_diff(old.content, e.text, f"{root.scope}:{rel_old}")
         )
         was = old.revision
-        mem = screened(updated_memory(old, e, payload))
+        mem = screened(updated_memory(old, e, proposal))
         if mem is None:
             return False
         kept = _revision_rel(root, old.id, was, changes)
@@ -574,15 +555,15 @@ def _plan_one(out: Outcome, root: Root, e: dict[str, Any], payload: dict[str, An
              "previous": {"revision": was, "file": kept}, "diff": diff}
         )  # fmt: skip
         return True
-    mem = screened(new_memory(e, root, payload))
+    mem = screened(new_memory(e, root, proposal))
     if mem is None:
         return False
     verdict = "ADD"
     extra: dict[str, Any] = {}
-    if v["kind"] == "SUPERSEDE" and rel_old:
+    if v.kind == "SUPERSEDE" and rel_old:
         old = _read(root, rel_old)
         if old is not None:
-            extra["diff"] = memory_diff(old.content, e["text"], f"{root.scope}:{rel_old}")
+            extra["diff"] = memory_diff(old.content, e.text, f"{root.scope}:{rel_old}")
             old.superseded_by = mem.id
             old.archived_reason = f"superseded by {mem.id}"
             old.updated = today_iso()
@@ -616,7 +597,7 @@ def _apply(
     apply_journaled(roots.primary, by_root, token=token, outcome=outcome)
 
 
-def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
+def _outcome_result(proposal: Proposal, out: Outcome) -> Result:
     lines: list[str] = []
     if out.written:
         lines.append(f"Saved {len(out.written)} memor{'y' if len(out.written) == 1 else 'ies'}:")
@@ -644,7 +625,7 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
             f"  skipped   #{k['number']} {k['id']} (the person's choice; {k['duplicate_of']} "
             "stays as it is)"
         )
-    roles = payload.get("roles") or []
+    roles = proposal.roles
     if out.written and roles:
         lines.append(
             f"  role {', '.join(roles)}: loads only while one of these roles is active "
@@ -667,7 +648,7 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
     result = Result(
         text="\n".join(lines),
         data={
-            "proposal_id": payload.get("proposal_id", ""),
+            "proposal_id": proposal.proposal_id,
             "written": [
                 {k: w[k] for k in ("id", "scope", "file", "verdict", "previous", "diff") if k in w}
                 for w in out.written
@@ -678,7 +659,7 @@ def _outcome_result(payload: dict[str, Any], out: Outcome) -> Result:
             "skipped": out.skipped,
         },
     )
-    if payload.get("kind") == "note" and out.written:
+    if proposal.kind == "note" and out.written:
         w = out.written[0]
         result.data.update({"id": w["id"], "file": w["path"], "valid_until": w["valid_until"]})
     for d in out.deferred:
@@ -764,13 +745,13 @@ def commit_proposal(
 
     state: dict[str, Any] = {"choices": {}}
 
-    def check(payload: dict[str, Any]) -> None:
-        numbers = parse_approve(approve, len(payload["candidates"]))
+    def check(proposal: Proposal) -> None:
+        numbers = parse_approve(approve, len(proposal.candidates))
         if _choices:
-            state["choices"] = _checked_choices(payload, _choices)
+            state["choices"] = _checked_choices(proposal, _choices)
             numbers = [n for n in numbers if state["choices"].get(n) != "skip"]
         state["numbers"] = numbers
-        state["scopes"] = _narrow(payload["scopes"], scope)
+        state["scopes"] = _narrow(list(proposal.scopes), scope)
 
     all_roots = roots.all
     with locked(all_roots):
@@ -781,7 +762,7 @@ def commit_proposal(
             result = _finished_result(done)
         else:
             try:
-                payload = take_proposal(roots, token, consume_check=check, spend=False)
+                proposal = take_proposal(roots, token, consume_check=check, spend=False)
             except EngramError as exc:
                 notes = [rec.message for rec in recoveries if not rec.finished]
                 if notes:  # the person must hear about a set-aside journal even now
@@ -789,9 +770,11 @@ def commit_proposal(
                     exc.args = (exc.message,)
                 raise
             _target_roots(roots, state["scopes"])
-            out = _plan(roots, payload, state["numbers"], state["scopes"], choices=state["choices"])
-            result = _outcome_result(payload, out)
-            _apply(roots, out, token=(key, int(payload["expires_at"])), result=result)
+            out = _plan(
+                roots, proposal, state["numbers"], state["scopes"], choices=state["choices"]
+            )
+            result = _outcome_result(proposal, out)
+            _apply(roots, out, token=(key, proposal.expires_at), result=result)
     recovery_notes(result, recoveries)
     return result
 
@@ -800,13 +783,11 @@ DuplicateChoice = Literal["new", "update", "skip"]
 DUPLICATE_CHOICES: tuple[DuplicateChoice, ...] = ("new", "update", "skip")
 
 
-def _checked_choices(
-    payload: dict[str, Any], choices: Mapping[int, str]
-) -> dict[int, DuplicateChoice]:
+def _checked_choices(proposal: Proposal, choices: Mapping[int, str]) -> dict[int, DuplicateChoice]:
     """The person's choices, each for a candidate deferred as a possible duplicate."""
-    cands = {e["number"]: e for e in payload["candidates"]}
+    cands = proposal.numbered()
     numbers = parse_approve(list(choices), len(cands))
-    wrong = [n for n in numbers if not _possible_duplicate(cands[n])]
+    wrong = [n for n in numbers if not cands[n].possible_duplicate]
     if wrong:
         raise UsageError(
             f"candidate {wrong[0]} is not deferred as a possible duplicate; keep, update and "
@@ -866,20 +847,21 @@ def _finished_result(rec: Recovery) -> Result:
     )
 
 
-def commit_payload(
+def commit_unstored(
     roots: Roots,
-    payload: dict[str, Any],
+    proposal: Proposal,
     numbers: list[int] | None = None,
     *,
     forced: bool = False,
 ) -> Result:
     """Write an unsaved proposal directly (`save-session --force`); same path as commit."""
-    numbers = numbers or [e["number"] for e in payload["candidates"]]
-    _target_roots(roots, payload["scopes"])
+    numbers = numbers or [e.number for e in proposal.candidates]
+    scopes = list(proposal.scopes)
+    _target_roots(roots, scopes)
     with locked(roots.all):  # recovery may finish a journal of any root
         recoveries = recover_all(roots)
-        out = _plan(roots, payload, numbers, payload["scopes"], forced=forced)
-        result = _outcome_result(payload, out)
+        out = _plan(roots, proposal, numbers, scopes, forced=forced)
+        result = _outcome_result(proposal, out)
         _apply(roots, out, result=result)
     recovery_notes(result, recoveries)
     return result
@@ -894,9 +876,8 @@ def force_save(
     SUPERSEDE is applied only when it is certainly about the same fact.
     """
     cands = parse_candidates(text, query_level=query_level)
-    payload, redacted = prepare_candidates(roots, cands, kind="save_session", scope=scope)
-    payload["expires_at"] = 0
-    result = commit_payload(roots, payload, forced=True)
+    proposal, redacted = prepare_candidates(roots, cands, kind="save_session", scope=scope)
+    result = commit_unstored(roots, proposal, forced=True)
     redaction_notes(result, redacted)  # redactions, and candidates refused by line
     return result
 

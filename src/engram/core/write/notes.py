@@ -22,6 +22,8 @@ from engram.core.store.layout import WORKING_DIR, Roots
 from engram.core.store.memoryfiles import find_memory_file, read_memory_file
 from engram.core.write.approvals import propose_candidates, resolve_scopes
 from engram.core.write.candidates import make_candidate
+from engram.core.write.proposal import NoteFields, PromoteFrom
+from engram.core.write.verdicts import Verdict
 
 MAX_OBJECTIVE_CHARS = 200
 
@@ -50,13 +52,14 @@ def create_note_proposal(
     red = scan_text(objective, "note objective")
     ttl = int(load_config(roots).get("load.working_ttl_days"))
     valid_until = (dt.date.today() + dt.timedelta(days=ttl)).isoformat()
-    extra = {
+    extra = {  # a note never updates a memory: it is always written as a note of its own
         1: {
-            "note": {"objective": red.text, "ttl_days": ttl, "valid_until": valid_until},
-            "verdict": {"kind": "ADD", "target": "", "target_scope": ""},
-            "verdict_line": "ADD",
-            "related": [],
+            "note": NoteFields(objective=red.text, ttl_days=ttl, valid_until=valid_until),
+            "verdict": Verdict("ADD"),
+            "related": (),
             "deferred_reason": "",
+            "replaces": (),
+            "duplicate_of": None,
         }
     }
     result = propose_candidates(
@@ -99,7 +102,7 @@ def create_promote_proposal(roots: Roots, mid: str) -> Result:
         + (f" (objective: {note.objective})" if note.objective else "")
     )
     cand = make_candidate(1, type=note.type, text=text, context=context[:2000])
-    extra = {1: {"promote_from": {"id": mid, "scope": root.scope}}}
+    extra = {1: {"promote_from": PromoteFrom(id=mid, scope=root.scope)}}
     result = propose_candidates(
         roots, [cand], kind="promote", scope=None, scopes=[root.scope],
         preferred_ids={1: mid}, free_ids={mid}, extra=extra,
