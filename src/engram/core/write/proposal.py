@@ -11,7 +11,7 @@ one reader and a blank line in another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from engram.core.write.candidates import Candidate, content_of
@@ -75,8 +75,36 @@ def _dict(d: dict[str, Any], key: str) -> dict[str, Any] | None:
 # ---------------------------------------------------------------- parts
 
 
+_PLAIN: dict[str, type] = {"str": str, "int": int, "float": float}
+
+
+class _Flat:
+    """A part made of text, numbers and lists of text: its JSON is its fields."""
+
+    # field -> str, int, float or tuple (of text)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+            for f in fields(self)  # type: ignore[arg-type]
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Any:
+        values: dict[str, Any] = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            kind = _PLAIN.get(str(f.type))  # annotations are text here (postponed)
+            if kind is None:
+                values[f.name] = _texts(d, f.name)  # tuple[str, ...]
+            elif kind is float:
+                values[f.name] = float(_get(d, f.name, (int, float), 0.0))
+            else:
+                values[f.name] = _get(d, f.name, kind, kind())
+        return cls(**values)
+
+
 @dataclass(frozen=True)
-class ReplacedFile:
+class ReplacedFile(_Flat):
     """A file an UPDATE/SUPERSEDE replaces, as it was when the person was asked.
 
     The hash lets the commit refuse to replace a file changed since (a hand edit, a pull).
@@ -88,27 +116,13 @@ class ReplacedFile:
     hash: str
     diff: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"scope": self.scope, "file": self.file, "revision": self.revision,
-                "hash": self.hash, "diff": list(self.diff)}  # fmt: skip
-
     def shown(self) -> dict[str, Any]:
-        return {"scope": self.scope, "file": self.file, "revision": self.revision,
-                "diff": list(self.diff)}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> ReplacedFile:
-        return cls(
-            scope=_get(d, "scope", str, ""),
-            file=_get(d, "file", str, ""),
-            revision=_get(d, "revision", int, 0),
-            hash=_get(d, "hash", str, ""),
-            diff=_texts(d, "diff"),
-        )
+        """As the agent and the person see it (the hash is for the commit's check)."""
+        return {k: v for k, v in self.to_json().items() if k != "hash"}
 
 
 @dataclass(frozen=True)
-class Related:
+class Related(_Flat):
     """An existing memory near a candidate (shown to help the person decide)."""
 
     id: str
@@ -116,20 +130,6 @@ class Related:
     scope: str
     score: float
     hint: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "scope": self.scope, "score": self.score,
-                "hint": self.hint}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Related:
-        return cls(
-            id=_get(d, "id", str, ""),
-            type=_get(d, "type", str, ""),
-            scope=_get(d, "scope", str, ""),
-            score=float(_get(d, "score", (int, float), 0.0)),
-            hint=_get(d, "hint", str, ""),
-        )
 
 
 @dataclass(frozen=True)
@@ -156,39 +156,20 @@ class DuplicateOf:
 
 
 @dataclass(frozen=True)
-class NoteFields:
+class NoteFields(_Flat):
     """A working note's objective and time to live (`engram note`)."""
 
     objective: str
     ttl_days: int
     valid_until: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"objective": self.objective, "ttl_days": self.ttl_days,
-                "valid_until": self.valid_until}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> NoteFields:
-        return cls(
-            objective=_get(d, "objective", str, ""),
-            ttl_days=_get(d, "ttl_days", int, 0),
-            valid_until=_get(d, "valid_until", str, ""),
-        )
-
 
 @dataclass(frozen=True)
-class PromoteFrom:
+class PromoteFrom(_Flat):
     """The working note a promotion removes once the durable memory is written."""
 
     id: str
     scope: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "scope": self.scope}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> PromoteFrom:
-        return cls(id=_get(d, "id", str, ""), scope=_get(d, "scope", str, ""))
 
 
 @dataclass(frozen=True)
@@ -284,19 +265,7 @@ class ProposedCandidate:
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "number": self.number,
-            "type": self.type,
-            "text": self.text,
-            "context": self.context,
-            "depends_on": list(self.depends_on),
-            "level": self.level,
-            "update": self.update,
-        }
-        if self.triggers:
-            out["triggers"] = list(self.triggers)
-        if self.triggers_only:
-            out["triggers_only"] = True
+        out = self.as_candidate().as_dict()  # the candidate's own fields, as it was parsed
         if self.duplicate_of is not None:
             out["duplicate_of"] = self.duplicate_of.to_json()
         out.update(
