@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
+
+from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUND6 = ROOT / "tests" / "corpora" / "round6"
-
-
-def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_ordinary_team_memory_reaches_the_agent_as_written() -> None:
     from engram.core.memory import parse_memory
     from engram.core.safety.screen import memory_findings
 
-    score = _bench("score_ordinary")
+    score = bench_module("score_ordinary")
     flagged = []
     for path in sorted(ROUND6.glob("ordinary-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():

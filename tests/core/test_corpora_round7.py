@@ -3,15 +3,14 @@ tests/corpora/round7/README.md). A floor only says "no worse than when it was fi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 from engram.core.memory import parse_memory
 from engram.core.safety.injection import find_injection
 from engram.core.safety.scan import redact
 from engram.core.safety.screen import memory_findings
+from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUND7 = ROOT / "tests" / "corpora" / "round7"
@@ -22,17 +21,8 @@ def _cases(name: str) -> list[dict]:
     return [json.loads(x) for x in lines if x.strip()]
 
 
-def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_ordinary_team_memory_reaches_the_agent_as_written() -> None:
-    score = _bench("score_ordinary")
+    score = bench_module("score_ordinary")
     flagged = []
     for case in _cases("ordinary.jsonl"):
         found = memory_findings(parse_memory(score.as_file(case), Path(f"{case['id']}.md")))
