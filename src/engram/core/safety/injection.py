@@ -31,6 +31,7 @@ from engram.core.safety.normalise import (
     tag_text,
     visible_form,
 )
+from engram.core.safety.prefilter import KeywordIndex
 
 OVERRIDE = "override of earlier instructions"
 ROLE = "role play aimed at the reader"
@@ -698,7 +699,6 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     A negatable pattern does not count after a negation in its clause ("never disable
     the secret scanner" is a rule, "disable the secret scanner" is not).
     """
-    verbs = [rf"\b{v}" for v in (_EN_V, _ROM_V, _FR_V, _DE_V)]
     out: list[tuple[str, re.Pattern[str], bool]] = []
     for kind, pats, negatable in (
         (OVERRIDE, _OVERRIDE_RX, False),
@@ -709,8 +709,13 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
         (BYPASS, _SAFETY_OFF_RX, True),
         (BYPASS, _BYPASS_NEGATABLE, True),
     ):
-        out.append((kind, lazy_compile(_factored(pats, verbs)), negatable))
+        out += [(kind, lazy_compile(p), negatable) for p in pats]
     return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _grammar_index() -> KeywordIndex:
+    return KeywordIndex([rx.keywords.groups for _, rx, _ in _grammar()])
 
 
 # What withholds a hand-written file nobody reviewed (`strict=False`): only the families
@@ -720,7 +725,7 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
 # what an agent proposes (`strict=True`, where a person approves each write): a team's own
 # "on-call may flip the kill switch without approval" reads the same to a grammar, and
 # withholding it overrules its author.
-_LENIENT_GRAMMAR = 3  # the first entries of `_grammar()`: override, system, role
+_LENIENT_KINDS = (OVERRIDE, SYSTEM, ROLE)
 # ... and hiding from or bypassing the person, when the text names that person or the tool
 # ("do not tell the user", "call engram_commit yourself"), which a team's own notes do not.
 _NAMES_REVIEWER = lazy_compile(
@@ -732,23 +737,6 @@ _LENIENT_INTENTS = frozenset(
     {"override", "fake_system", "exfiltration", "hidden_instruction", "prompt_leak",
      "disable_safety"}
 )  # fmt: skip
-
-
-def _factored(pats: tuple[str, ...], prefixes: list[str]) -> str:
-    """One alternation of `pats`, with patterns that open on the same verb family merged
-    (`V(?:a|b)` rather than `Va|Vb`): the engine then tries each verb list once per word."""
-    groups: dict[str, list[str]] = {}
-    rest: list[str] = []
-    for p in pats:
-        pre = next((x for x in prefixes if p.startswith(x)), None)
-        if pre is None:
-            rest.append(p)
-        else:
-            groups.setdefault(pre, []).append(p[len(pre) :])
-    merged = [
-        pre + "(?:" + "|".join(f"(?:{t})" for t in tails) + ")" for pre, tails in groups.items()
-    ]
-    return "|".join(f"(?:{p})" for p in merged + rest)
 
 
 _MARKER = lazy_compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -838,8 +826,10 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:
         names_reviewer = strict or _NAMES_REVIEWER.search(form) is not None
-        grammar = _grammar() if names_reviewer else _grammar()[:_LENIENT_GRAMMAR]
-        for kind, rx, negatable in grammar:
+        live = _grammar_index().candidates(form)
+        for i, (kind, rx, negatable) in enumerate(_grammar()):
+            if i not in live or not (names_reviewer or kind in _LENIENT_KINDS):
+                continue
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):
                     continue

@@ -297,7 +297,7 @@ def _compiled() -> dict[str, re.Pattern[str]]:
         "write_memory": WRITE_MEMORY,
         "cheat": CHEAT,
     }
-    return {k: re.compile(_stems(v)) for k, v in names.items()}
+    return {k: lazy_compile(_stems(v)) for k, v in names.items()}
 
 
 _OWN_WORK = lazy_compile(

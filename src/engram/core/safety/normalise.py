@@ -12,30 +12,79 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
+
+from engram.core.safety.prefilter import Keywords, compile_with_keywords
 
 
 class LazyPattern:
     """A regular expression compiled on first use: importing the checks stays cheap.
 
     Once compiled, the pattern's methods are bound to the object's own slots, so a call
-    costs what a call on the compiled pattern costs (the screen makes ~500 per memory).
+    costs what a call on the compiled pattern costs (the screen makes ~500 per memory),
+    plus, for a pattern that requires keywords, the keyword check (see `prefilter`).
     """
 
     _BOUND = ("search", "finditer", "match", "fullmatch", "sub", "subn", "findall", "split")
-    __slots__ = ("_args", "_rx", *_BOUND)
+    __slots__ = ("pattern", "flags", "_keywords", "_rx", *_BOUND)
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
+        self.pattern, self.flags = pattern, flags
         self._rx: re.Pattern[str] | None = None
+        self._keywords: Keywords | None = None
 
-    def __getattr__(self, name: str):
+    @property
+    def keywords(self) -> Keywords:
+        """The literals every match holds (compiles the pattern)."""
+        self._compiled()
+        assert self._keywords is not None
+        return self._keywords
+
+    def _compiled(self) -> re.Pattern[str]:
         rx = self._rx
         if rx is None:
-            rx = self._rx = re.compile(*self._args)
+            rx, groups = compile_with_keywords(self.pattern, self.flags)
+            keywords = self._keywords = Keywords(groups)
             for method in self._BOUND:
-                object.__setattr__(self, method, getattr(rx, method))
-        return getattr(rx, name)
+                bound = getattr(rx, method)
+                if keywords:
+                    bound = _guarded(method, bound, keywords.may_match)
+                object.__setattr__(self, method, bound)
+            self._rx = rx
+        return rx
+
+    def __getattr__(self, name: str):
+        return getattr(self._compiled(), name)
+
+
+# What each method returns when the keyword check rules a match out.
+_NO_MATCH: dict[str, Callable[[str], object]] = {
+    "search": lambda s: None,
+    "match": lambda s: None,
+    "fullmatch": lambda s: None,
+    "finditer": lambda s: iter(()),
+    "findall": lambda s: [],
+    "split": lambda s: [s],
+    "sub": lambda s: s,
+    "subn": lambda s: (s, 0),
+}
+
+
+def _guarded(method: str, bound: Callable, may_match: Callable[[str], bool]) -> Callable:
+    """`bound`, run only on text that holds the pattern's required keywords."""
+    no_match = _NO_MATCH[method]
+    if method in ("sub", "subn"):
+
+        def call(repl, string, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return bound(repl, string, *args, **kwargs) if may_match(string) else no_match(string)
+
+    else:
+
+        def call(string, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return bound(string, *args, **kwargs) if may_match(string) else no_match(string)
+
+    return call
 
 
 def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:

@@ -1,0 +1,107 @@
+"""The keyword prefilter never changes a verdict: whatever a pattern matches holds the
+literals read out of that pattern, under the engine's own case folding."""
+
+from __future__ import annotations
+
+import gc
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engram.core.safety import injection, intent, scan, secrets  # noqa: F401 - their patterns
+from engram.core.safety.normalise import LazyPattern
+from engram.core.safety.prefilter import (
+    KeywordIndex,
+    Keywords,
+    compile_with_keywords,
+    fold,
+    required_literals,
+)
+
+
+def test_literals_of_a_sequence_are_all_required() -> None:
+    groups = required_literals(r"\b(?:ignore|forget)\s+previous\s+rules?")
+    assert frozenset({"ignore", "forget"}) in groups
+    assert frozenset({"previous"}) in groups
+    assert frozenset({"rule"}) in groups
+
+
+def test_an_optional_part_or_a_keywordless_branch_requires_nothing() -> None:
+    assert required_literals(r"(?:secret)?\d+") == ()
+    assert required_literals(r"token|\d{6}") == ()
+    assert required_literals(r"x{0,3}password") == (frozenset({"password"}),)
+
+
+def test_two_letters_count_outside_ascii_only() -> None:
+    assert required_literals(r"密码|口令") == (frozenset({"密码", "口令"}),)
+    assert required_literals(r"ab|cd") == ()
+
+
+def test_case_folding_matches_the_engine() -> None:
+    kw = Keywords(required_literals(r"(?i)ignore\s+this"))
+    for text in ("IGNORE THIS", "İgnore this", "ignore thiſ"):
+        assert re.search(r"(?i)ignore\s+this", text)
+        assert kw.may_match(text), text
+    assert not kw.may_match("nothing to see")
+    assert fold("ΣΑΣ") == fold("σας")
+
+
+def test_a_guarded_pattern_answers_like_the_plain_one() -> None:
+    rx = LazyPattern(r"\bsend\s+the\s+token\b")
+    assert rx.search("please send the token now")
+    assert rx.search("nothing here") is None
+    assert list(rx.finditer("nothing here")) == []
+    assert rx.sub("x", "nothing here") == "nothing here"
+    assert rx.subn("x", "nothing here") == ("nothing here", 0)
+    assert rx.split("nothing here") == ["nothing here"]
+    assert rx.findall("send the token, send the token") == ["send the token"] * 2
+
+
+def test_the_index_names_every_pattern_that_may_match() -> None:
+    patterns = [r"\bignore\s+rules\b", r"\d{4}", r"exfiltrat\w+", r"密码"]
+    index = KeywordIndex([required_literals(p) for p in patterns])
+    text = "Ignore rules and exfiltrate 密码"
+    assert index.candidates(text) == {0, 1, 2, 3}
+    assert index.candidates("a plain note") == {1}  # a pattern without keywords always runs
+
+
+def _all_patterns() -> list[LazyPattern]:
+    found = {id(o): o for o in gc.get_objects() if isinstance(o, LazyPattern)}
+    injection._grammar()  # the grammar's patterns are made on first use
+    intent._compiled()
+    found.update({id(o): o for o in gc.get_objects() if isinstance(o, LazyPattern)})
+    return sorted(found.values(), key=lambda p: p.pattern)
+
+
+PATTERNS = _all_patterns()
+
+
+def test_every_screen_pattern_compiles_with_keywords() -> None:
+    assert len(PATTERNS) > 300
+    with_keywords = [p for p in PATTERNS if p.keywords]
+    assert len(with_keywords) > len(PATTERNS) // 2  # the filter applies to most of the screen
+
+
+@pytest.mark.parametrize("index", range(0, len(PATTERNS), max(1, len(PATTERNS) // 60)))
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(data=st.data())
+def test_whatever_a_pattern_matches_passes_its_keyword_check(index: int, data) -> None:
+    pat = PATTERNS[index]
+    compiled, groups = compile_with_keywords(pat.pattern, pat.flags)
+    plain = re.compile(pat.pattern, pat.flags)
+    if not groups:
+        return
+    try:
+        strategy = st.from_regex(plain, fullmatch=False)
+    except Exception:
+        return
+    text = data.draw(strategy)
+    assert bool(compiled.search(text)) == bool(plain.search(text))
+    if plain.search(text):
+        assert Keywords(groups).may_match(text), (pat.pattern[:80], text)
