@@ -67,3 +67,72 @@ def test_status_reports_counts_and_last_verify(project: Path, write_memory) -> N
     st = api.status(roots)
     assert st.data["last_verify"]["ok"] is False
     assert "pending approvals: 0" in st.text
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every memory file verify reads, recorded."""
+    from engram.core.store import integrity
+
+    seen: list[str] = []
+    real_bytes, real_file = integrity.read_bytes, integrity.read_memory_file
+
+    def read_bytes(root, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(str(path))
+        return real_bytes(root, path, *args, **kwargs)
+
+    def read_memory_file(root, rel):  # type: ignore[no-untyped-def]
+        seen.append(rel)
+        return real_file(root, rel)
+
+    monkeypatch.setattr(integrity, "read_bytes", read_bytes)
+    monkeypatch.setattr(integrity, "read_memory_file", read_memory_file)
+    return seen
+
+
+def test_a_second_verify_reads_no_unchanged_file(
+    project: Path, write_memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = ws_root(project)
+    for i in range(5):
+        write_memory(root, "rule", f"rule-{i}", f"Rule {i}")
+    (root / "knowledge" / "bad.md").write_text("no front matter")
+    roots = resolve_roots(project)
+    first = api.verify(roots).data
+    seen = _reads(monkeypatch)
+    second = api.verify(roots).data
+    assert seen == []
+    assert second == first
+    assert second["roots"][0]["invalid"][0]["path"] == "knowledge/bad.md"
+
+
+def test_an_edit_that_keeps_size_and_time_is_still_seen(
+    project: Path, write_memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    root = ws_root(project)
+    path = write_memory(root, "rule", "a-rule", "A rule")
+    roots = resolve_roots(project)
+    assert api.verify(roots, accept_all=True).ok
+    st = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("A rule", "B rule"))  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old modification time
+    seen = _reads(monkeypatch)
+    assert api.verify(roots).data["roots"][0]["modified"] == ["rules/a-rule.md"]
+    assert seen  # the changed file was read again
+
+
+def test_a_forged_file_record_does_not_hide_an_edit(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    path = write_memory(root, "rule", "a-rule", "A rule")
+    roots = resolve_roots(project)
+    assert api.verify(roots, accept_all=True).ok
+    cache = root / "cache" / "screened.json"
+    path.write_text(path.read_text() + "\n- edited\n")
+    st = path.stat()
+    data = json.loads(cache.read_text())
+    old = data["files"]["rules/a-rule.md"]
+    data["files"]["rules/a-rule.md"] = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, *old[3:]]
+    cache.write_text(json.dumps(data))  # "unchanged", without the user's key
+    assert api.verify(roots).data["roots"][0]["modified"] == ["rules/a-rule.md"]

@@ -494,6 +494,7 @@ class FileStat(NamedTuple):
     abspath: str  # a plain string: building 10,000 Path objects costs more than the stats
     mtime_ns: int
     size: int
+    ctime_ns: int = 0  # changes with any write, and no program can set it back
 
     @property
     def path(self) -> Path:
@@ -530,7 +531,9 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
                     continue
                 if not stat.S_ISREG(st.st_mode):
                     continue
-                out.append(FileStat(f"{sub}/{e.name}", e.path, st.st_mtime_ns, st.st_size))
+                out.append(
+                    FileStat(f"{sub}/{e.name}", e.path, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+                )
     return out
 
 

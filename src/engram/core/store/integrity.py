@@ -8,19 +8,23 @@ import hmac
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engram.core.errors import ContainmentError, UsageError
-from engram.core.memory import MemoryParseError
+from engram.core.memory import Memory, MemoryParseError
 from engram.core.results import Diagnostic, Result
 from engram.core.safety.screen import decode_findings, memory_findings
+from engram.core.store.bounded import BadFileError
 from engram.core.store.files import (
+    LAYOUT_DIRS,
     MANAGED_DIRS,
     MEMORY_DIRS,
     atomic_write,
+    batch_reads,
     file_hash,
     file_stat,
     link_findings,
+    read_bytes,
     read_json,
     root_lock,
     scan_files,
@@ -28,7 +32,13 @@ from engram.core.store.files import (
 from engram.core.store.journal import recover_interrupted
 from engram.core.store.layout import Root, Roots
 from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
-from engram.core.store.memoryfiles import bad_names, read_memory_file
+from engram.core.store.memoryfiles import (
+    bad_names,
+    file_limits,
+    memory_from_bytes,
+    read_memory_file,
+    too_large,
+)
 from engram.core.store.reviews import is_reviewed, record_reviews
 from engram.core.store.userkey import user_signing_key
 
@@ -38,14 +48,17 @@ SCREENED_FILE = "screened.json"  # file hash -> stored findings, signed with the
 
 def check_root(root: Root) -> dict[str, Any]:
     manifest = read_manifest(root)
-    current = current_hashes(root)
-    invalid = []
-    for fs in scan_files(root, MANAGED_DIRS):
-        try:
-            read_memory_file(root, fs.rel)
-        except (MemoryParseError, OSError) as exc:
-            code = getattr(exc, "code", "") if isinstance(exc, MemoryParseError) else ""
-            invalid.append({"path": fs.rel, "reason": str(exc), "code": code})
+    key = user_signing_key()
+    stored = _read_screened(root, key)
+    facts = _file_facts(root, stored.files)
+    managed = {fs.rel for fs in scan_files(root, MANAGED_DIRS)}
+    current = {rel: f.digest for rel, f in facts.items() if rel in managed}
+    invalid = [
+        {"path": rel, "reason": f.error[0], "code": f.error[1]}
+        for rel, f in facts.items()
+        if rel in managed and f.error is not None
+    ]
+    content = content_report(root, facts, stored, key)
     return {
         "scope": root.scope,
         "path": str(root.path),
@@ -53,9 +66,64 @@ def check_root(root: Root) -> dict[str, Any]:
         "missing": sorted(r for r in manifest if r not in current),
         "unmanaged": sorted(r for r in current if r not in manifest),
         "invalid": invalid,
-        **content_report(root),
+        **content,
         "links": link_report(root),
     }
+
+
+class FileFacts(NamedTuple):
+    """What verify knows of one file version: its hash and whether it parses."""
+
+    stamp: tuple[int, int, int]  # (mtime_ns, ctime_ns, size) when it was read
+    digest: str
+    error: tuple[str, str] | None  # (reason, code) when it does not parse
+    memory: Memory | None = None  # when read by this run
+
+    def encode(self) -> list[Any]:
+        return [*self.stamp, self.digest, *(self.error or ("", ""))]
+
+    @classmethod
+    def decode(cls, raw: Any) -> FileFacts | None:
+        if not (isinstance(raw, list) and len(raw) == 6):
+            return None
+        mtime, ctime, size, digest, reason, code = raw
+        if not all(isinstance(x, int) for x in (mtime, ctime, size)):
+            return None
+        if not all(isinstance(x, str) for x in (digest, reason, code)):
+            return None
+        return cls((mtime, ctime, size), digest, (reason, code) if reason else None)
+
+
+def _file_facts(root: Root, known: dict[str, FileFacts]) -> dict[str, FileFacts]:
+    """Hash and parse status of every memory file; a file whose stat is unchanged since a
+    verify this user signed is not read again (a second verify is a walk over the stats)."""
+    limit = file_limits(root).file_bytes
+    out: dict[str, FileFacts] = {}
+    with batch_reads():
+        for fs in scan_files(root, LAYOUT_DIRS):
+            stamp = (fs.mtime_ns, fs.ctime_ns, fs.size)
+            cached = known.get(fs.rel)
+            if cached is not None and cached.stamp == stamp:
+                out[fs.rel] = cached
+                continue
+            if fs.size > limit:  # never read; its size stands in for its hash
+                reason = str(too_large(fs.size, limit))
+                out[fs.rel] = FileFacts(stamp, f"unread:{fs.size}", (reason, "memory.too_large"))
+                continue
+            try:
+                raw = read_bytes(root, fs.path, limit)
+            except BadFileError as exc:  # it grew past the limit since the walk
+                out[fs.rel] = FileFacts(stamp, f"unread:{fs.size}", (str(exc), "memory.too_large"))
+                continue
+            except OSError:
+                continue  # gone or unreadable since the walk
+            try:
+                mem = memory_from_bytes(root, fs.rel, raw)
+            except MemoryParseError as exc:
+                out[fs.rel] = FileFacts(stamp, file_hash(raw), (str(exc), exc.code or ""))
+                continue
+            out[fs.rel] = FileFacts(stamp, file_hash(raw), None, mem)
+    return out
 
 
 def link_report(root: Root) -> list[dict[str, str]]:
@@ -76,41 +144,64 @@ def _accept_hint(rel: str) -> str:
     )
 
 
-def _screened_mac(key: bytes, entries: dict[str, str]) -> str:
-    body = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode("utf-8")
+class Screened(NamedTuple):
+    """What this user's last verify stored: findings per file version, facts per file."""
+
+    entries: dict[str, str]  # file hash -> encoded findings
+    files: dict[str, FileFacts]  # path -> what it was when read
+
+
+def _screened_mac(key: bytes, entries: dict[str, str], files: dict[str, Any]) -> str:
+    body = json.dumps([entries, files], sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hmac.new(key, b"screened\0" + body, hashlib.sha256).hexdigest()
 
 
-def _read_screened(root: Root, key: bytes | None) -> dict[str, str]:
-    """Stored findings per file version; only ones this user's key signed (a clone may ship
+def _read_screened(root: Root, key: bytes | None) -> Screened:
+    """Stored findings and file facts; only ones this user's key signed (a clone may ship
     the cache folder, and a forged 'clean' must not hide a flagged file from verify)."""
+    empty = Screened({}, {})
     if key is None:
-        return {}
+        return empty
     try:
         data = read_json(root, root.cache_dir / SCREENED_FILE)
     except (OSError, ValueError):
-        return {}
+        return empty
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
-        return {}
+        return empty
     entries = {k: v for k, v in data["entries"].items() if isinstance(v, str)}
+    raw_files = data.get("files") if isinstance(data.get("files"), dict) else {}
     mac = data.get("mac")
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, _screened_mac(key, entries)):
-        return {}
-    return entries
+    if not isinstance(mac, str) or not hmac.compare_digest(
+        mac, _screened_mac(key, entries, raw_files)
+    ):
+        return empty
+    files = {}
+    for rel, raw in raw_files.items():
+        facts = FileFacts.decode(raw)
+        if facts is not None:
+            files[rel] = facts
+    return Screened(entries, files)
 
 
-def _write_screened(root: Root, key: bytes | None, entries: dict[str, str]) -> None:
+def _write_screened(
+    root: Root, key: bytes | None, entries: dict[str, str], files: dict[str, FileFacts]
+) -> None:
     if key is None:
         return
+    encoded = {rel: f.encode() for rel, f in files.items()}
     with contextlib.suppress(OSError):
         atomic_write(
             root.cache_dir / SCREENED_FILE,
-            json.dumps({"entries": entries, "mac": _screened_mac(key, entries)}),
+            json.dumps(
+                {"entries": entries, "files": encoded, "mac": _screened_mac(key, entries, encoded)}
+            ),
             root=root,
         )
 
 
-def content_report(root: Root) -> dict[str, list[dict[str, str]]]:
+def content_report(
+    root: Root, facts: dict[str, FileFacts], stored: Screened, key: bytes | None
+) -> dict[str, list[dict[str, str]]]:
     """Loaded memories whose text is withheld (reads like an instruction) or holds secrets.
 
     Files on disk may come from anywhere (a clone, a hand edit), so verify names each one
@@ -128,17 +219,20 @@ def content_report(root: Root) -> dict[str, list[dict[str, str]]]:
         for shown, problem in bad_names(root, MEMORY_DIRS)
     ]
     reviewed: list[dict[str, str]] = []
-    key = user_signing_key()
-    stored = _read_screened(root, key)
     seen: dict[str, str] = {}
     for fs in scan_files(root, MEMORY_DIRS):
-        try:
-            mem, raw = read_memory_file(root, fs.rel)
-        except (MemoryParseError, OSError):
+        known = facts.get(fs.rel)
+        if known is None or known.error is not None:
             continue  # reported as invalid
-        digest = file_hash(raw)
-        flag = stored.get(digest)
+        digest = known.digest
+        flag = stored.entries.get(digest)
         if flag is None:
+            mem = known.memory
+            if mem is None:
+                try:
+                    mem, _ = read_memory_file(root, fs.rel)
+                except (MemoryParseError, OSError):
+                    continue
             flag = memory_findings(mem).encode()
         seen[digest] = flag
         found = decode_findings(flag)
@@ -168,8 +262,8 @@ def content_report(root: Root) -> dict[str, list[dict[str, str]]]:
                     f"remove it, or {_accept_hint(fs.rel)}",
                 }
             )
-    if seen != stored:
-        _write_screened(root, key, seen)
+    if seen != stored.entries or facts != stored.files:
+        _write_screened(root, key, seen, facts)
     return {"flagged": flagged, "reviewed": reviewed}
 
 

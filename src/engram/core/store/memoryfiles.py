@@ -137,6 +137,13 @@ def read_memory_file(root: Root, rel: str) -> tuple[Memory, bytes]:
     limits = file_limits(root)  # a hostile file is refused before it costs memory or time
     with os.fdopen(open_file(root, path, os.O_RDONLY), "rb") as fh:
         raw = read_bounded(fh, limits.file_bytes)
+    return memory_from_bytes(root, rel, raw), raw
+
+
+def memory_from_bytes(root: Root, rel: str, raw: bytes) -> Memory:
+    """The memory in `raw`, the bytes of the file at `rel`; raises MemoryParseError."""
+    limits = file_limits(root)
+    path = root.path / rel
     text = decode_memory_file(raw)
     sub = rel.split("/", 1)[0]
     mem = parse_memory(
@@ -149,7 +156,7 @@ def read_memory_file(root: Root, rel: str) -> tuple[Memory, bytes]:
     mem.scope = root.scope
     if sub == WORKING_DIR:
         mem.tier = "working"
-    return mem, raw
+    return mem
 
 
 def load_memories(
