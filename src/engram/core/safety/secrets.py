@@ -41,7 +41,7 @@ _PLACEHOLDER = lazy_compile(
     r"(?i)^(?:<[^>]*>?|\$\{?[\w.:-]*\}?|%[\w.]+%?|\{\{.*\}\}|\{[\w.-]*\}|\(\w+\)|\*+|x{3,}|\.{2,}|…|_+|-+|#+|\?+|"
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
-    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|insert[_-].*|"
+    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|change[_-]?me.*|insert[_-].*|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|%\([\w.]+\)[sdrf]|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
 )
 _REFERENCE = lazy_compile(
@@ -87,6 +87,14 @@ def _is_placeholder(value: str) -> bool:
     )
 
 
+def _is_jose_header(value: str) -> bool:
+    """Whether `value` is base64url of a JOSE header (`{"alg": "ES256", …}`), no signature."""
+    if not value.startswith("eyJ") or "." in value:
+        return False
+    decoded = _decode_b64(value)
+    return bool(decoded) and bool(re.match(r'\{\s*"(?:alg|typ|kid)"', decoded or ""))
+
+
 def _looks_like_word(value: str) -> bool:
     """A plain word or hyphenated words: prose, not a secret."""
     return bool(re.fullmatch(r"[^\W\d_][^\W\d_A-Z]*(?:[-'][^\W\d_]?[^\W\d_A-Z]+)*", value))
@@ -120,6 +128,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False  # a package scope or a handle
     if value.strip("\"'`").startswith(("pk_live_", "pk_test_")):
         return False  # a Stripe publishable key: public by design
+    if _is_jose_header(value.strip("\"'`")):
+        return False  # a JWT's header alone ({"alg": …}): public, it names the algorithm
     if not quoted and value in _CODE_WORDS:
         return False  # `password = await fetchSecret()`: code, not a value
     if not strong:
@@ -273,6 +283,58 @@ _CLI_SHORT = lazy_compile(
 _USER_PASS_FLAG = lazy_compile(
     r"(?<![\w-])(?:-u|--user|-U|--username)\s+[\"']?[^\s:\"'%]+[:%](?P<val>[^\s\"'@]+)"
 )
+# Passwords on a command line, program by program: (id, program, what precedes the
+# password). Flags are matched as written (`-P` is a password where `-p` is a port); a
+# program name in any case. A row is one command's documented password argument.
+_CLI_PASSWORD_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("mosquitto", r"mosquitto_(?:pub|sub|rr)", r"\s-P\s*"),
+    ("mssql", r"sqlcmd|bcp|osql|isql|sqsh", r"\s-P\s*"),
+    ("ipmitool", r"ipmitool", r"\s-P\s*"),
+    ("zip", r"zip|unzip|zipcloak", r"\s-P\s+"),
+    ("azure-cli", r"az\s+login", r"\s(?:-p|--password)[\s=]+"),
+    ("ldap", r"ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)", r"\s-w\s*"),
+    ("rdesktop", r"rdesktop", r"\s-p\s+"),
+    ("freerdp", r"[xw]?freerdp3?|sdl-freerdp", r"\s/p:"),
+    ("7zip", r"7z[az]?|7zr", r"\s-p(?=\S)"),
+    ("rar", r"rar|unrar", r"\s-(?:h?p)(?=\S)"),
+    ("mongodb", r"mongo(?:sh|dump|restore|import|export|stat|top)?", r"\s(?:-p|--password)[\s=]+"),
+    ("snmp", r"snmp(?:walk|get|getnext|set|bulkwalk|bulkget|trap|table)", r"\s-[AX]\s*"),
+    ("java-keystore", r"keytool|jarsigner", r"\s-(?:store|key|src|dest|new)(?:store|key)?pass\s+"),
+    ("apksigner", r"apksigner", r"\s--(?:ks|key)-pass\s+pass:"),
+    ("openssl", r"openssl", r"\s-pass(?:in|out)?\s+pass:"),
+    ("gpg", r"gpg2?", r"\s--passphrase[\s=]+"),
+    ("wget", r"wget", r"\s--(?:http-|ftp-|proxy-)?password[\s=]+"),
+    ("psexec", r"psexec(?:64)?(?:\.exe)?", r"\s-p\s+"),
+    ("lftp", r"lftp", r"\s-u\s+[^\s,]+,"),
+    ("htpasswd", r"htpasswd(?=[^\n]*\s-\w*b)", r"(?:\s+-\w+)*\s+[^\s-]\S*\s+[^\s-]\S*\s+"),
+    ("rabbitmqctl", r"rabbitmqctl", r"\s+(?:add_user|change_password|authenticate_user)\s+\S+\s+"),
+    ("net-use", r"net\s+use", r"(?:\s+(?:[A-Za-z]:|\*))?\s+\\\\\S+\s+(?=[^/\s])"),
+    ("net-use-user", r"net\s+use", r"\s/user:\S+\s+(?=[^/\s])"),
+    ("mc", r"mc\s+(?:alias\s+set|config\s+host\s+add)", r"\s+\S+\s+\S+\s+\S+\s+"),
+    ("aws-cli", r"aws\s+configure\s+set", r"\s+aws_secret_access_key\s+"),
+    (
+        "kubectl-secret",
+        r"kubectl\s+create\s+secret",
+        r"\s--from-literal=[\w.-]*(?i:pass|secret|token|key|pwd)[\w.-]*=",
+    ),
+    ("vault-login", r"vault\s+login", r"\s(?:\S+=\S+\s+)*password="),
+    ("nmcli", r"nmcli", r"\s(?:password|wifi-sec\.psk|802-11-wireless-security\.psk)\s+"),
+    ("wpa", r"wpa_passphrase", r"\s+\S+\s+"),
+    ("oracle", r"sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl", r"(?:\s+-\w+)*\s+[\w$#]+/"),
+    ("powershell", r"ConvertTo-SecureString", r"\s+(?:-String\s+)?(?=[\"'])"),
+    ("sudo-stdin", r"echo", r"\s+(?=\S+\s*\|\s*sudo\s+-S)"),
+)
+_CLI_VALUE = r"(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&]+)"
+_CLI_PASSWORDS = tuple(
+    lazy_compile(rf"(?<![\w/.-])(?i:{program})\b[^\n|;&]*?{before}{_CLI_VALUE}")
+    for _, program, before in _CLI_PASSWORD_ROWS
+)
+# Other places a password sits in a command or a connection line.
+_PASSWORD_SPOTS = (
+    lazy_compile(r"\bWIFI:(?:[^;\n]*;)*?P:(?P<val>(?:\\.|[^;\\\n])+)"),  # Wi-Fi QR codes
+    lazy_compile(r"(?<![\w/])[\w$#.-]+/(?P<val>[^\s@/\"'`]{4,})@//?[\w-]+(?:\.[\w-]+)+(?::\d+)?/"),
+    lazy_compile(r"\becho\s+['\"]?[\w.-]+:(?P<val>[^\s'\"]+)['\"]?\s*\|\s*(?:sudo\s+)?chpasswd\b"),
+)
 _SQL = lazy_compile(
     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(?P<q>['\"]?)(?P<val>[^'\"\s;]+)(?P=q)|"
     r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s*=?\s*N?(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
@@ -286,10 +348,10 @@ _PASSWORD_WORD = (
     r"account|master|app|sudo|mysql|postgres|grafana|jenkins|ftp|smtp)\s+pass|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
     r"heslo|salasana|adgangskode|passord|jelsz[oó]|[sş]ifre|parola|κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
-    r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?"
+    r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)"
 )
 _SENTENCE = lazy_compile(
-    rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,7}}?\s*"
+    rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,9}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
     r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
@@ -409,7 +471,7 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "api-key",
         lazy_compile(
-            r"\b(?:hvs|hvb|hvr)\.[A-Za-z0-9_-]{24,}|\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
+            r"\b(?:hvs|hvb|hvr)\.[A-Za-z0-9_-]{24,}|\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,30}\.)?[A-Za-z0-9]{40,}"
         ),
     ),
     (
@@ -442,6 +504,58 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("api-key", lazy_compile(r"\b(?:LTAI|AKLT|AKID)[A-Za-z0-9]{12,}\b")),
+    # One row per vendor's published token shape: a prefix no ordinary word has.
+    ("api-key", lazy_compile(r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b")),  # Airtable
+    ("api-key", lazy_compile(r"\bsk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),  # Mapbox secret
+    ("api-key", lazy_compile(r"\boy2[a-z0-9]{43}\b")),  # NuGet
+    ("api-key", lazy_compile(r"\bAQE[A-Za-z0-9]{3}[A-Za-z0-9+/=._-]{60,}")),  # Adyen
+    ("api-key", lazy_compile(r"\bATATT3[A-Za-z0-9_=-]{60,}|\bATBB[A-Za-z0-9]{28,}")),  # Atlassian
+    (
+        "api-key",
+        lazy_compile(
+            r"\b(?:sbp_[a-f0-9]{40}|sntryu_[a-f0-9]{64}|sntrys_[A-Za-z0-9+/=_]{50,}|sb_secret_[A-Za-z0-9_-]{20,})"
+        ),
+    ),  # Supabase, Sentry
+    (
+        "api-key",
+        lazy_compile(
+            r"\b(?:nfp|ntn|dckr_pat|pnu|figd|gsk|r8|tfp|bkua|sq[pau]|glcbt|fo1)_[A-Za-z0-9_=.-]{20,}"
+        ),
+    ),  # Netlify, Notion, Docker Hub, Prefect, Figma, Groq, Replicate, Typeform, Buildkite, SonarQube, Fly
+    (
+        "api-key",
+        lazy_compile(
+            r"\bpplx-[A-Za-z0-9]{40,}|\bxai-[A-Za-z0-9]{60,}|\bCFPAT-[A-Za-z0-9_-]{40,}|"
+            r"\bCCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b|\bHRKU-[A-Za-z0-9_-]{40,}|\bpul-[a-f0-9]{40}\b"
+        ),
+    ),  # Perplexity, xAI, Contentful, CircleCI, Heroku, Pulumi
+    (
+        "api-key",
+        lazy_compile(
+            r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b|\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}|"
+            r"\bops_eyJ[A-Za-z0-9_-]{50,}|\btskey-(?:auth|api|client|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}"
+        ),
+    ),  # Dynatrace, Terraform Cloud, 1Password service account, Tailscale
+    (
+        "api-key",
+        lazy_compile(r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
+    ),  # Entra ID
+    (
+        "api-key",
+        lazy_compile(
+            r"\brubygems_[a-f0-9]{48}\b|\bCLOJARS_[a-z0-9]{60}\b|\bshippo_live_[a-f0-9]{40}\b|"
+            r"\bEZAK[a-f0-9]{54}\b|\bFLWSECK-[a-f0-9]{32}-X\b|\bsl\.[A-Za-z0-9_-]{120,}|"
+            r"\baccess_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}|\baccess-production-[a-f0-9-]{36}"
+        ),
+    ),  # RubyGems, Clojars, Shippo, EasyPost, Flutterwave, Dropbox, Braintree, Plaid
+    ("api-key", lazy_compile(r"\bAAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}|\by0_[A-Za-z0-9_-]{50,}")),
+    ("recovery-code", lazy_compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")),  # BitLocker
+    (
+        "card-security-code",
+        lazy_compile(
+            r"(?i)\b(?:cvv2?|cvc2?|cv2|cid|csc|security\s+code)\b\s*[:=]?\s*(?P<val>\d{3,4})\b"
+        ),
+    ),
 )
 
 # ---------------------------------------------------------------- personal data
@@ -498,7 +612,7 @@ _NI_NUMBER = lazy_compile(
 _TAX_ID_DE = lazy_compile(r"(?<![\d-])[1-9]\d ?\d{3} ?\d{3} ?\d{3}(?![\d-])")
 # `.pgpass` lines: host:port:database:user:password (PostgreSQL's password file).
 _PGPASS = lazy_compile(
-    r"(?m)(?:^|(?<=\s))(?=[\w.*-]*[A-Za-z*])[\w.*-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<val>\S{6,})"
+    r"(?m)(?:^|(?<=[\s`'\"]))(?=[\w.*-]*[A-Za-z*])[\w.*-]+:(?:\d{2,5}|\*):[\w*.-]+:[\w*.@-]+:(?P<val>[^\s`'\"]{6,})"
 )
 _SSN_CONTEXT = lazy_compile(r"(?i)\b(?:ssn|social\s+security|sozialversicherungs\w*)\b")
 _SSN_BARE = lazy_compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}(?!00)\d{2}(?!0000)\d{4}(?![\w-])")
@@ -657,7 +771,7 @@ def _value_span(m: re.Match[str], group: str = "val") -> tuple[int, int, str, bo
 
 def _assignment_spans(text: str) -> list[Span]:
     out: list[Span] = []
-    for rx in (_MYSQL_P, _CLI_SHORT, _USER_PASS_FLAG, _PGPASS):
+    for rx in (_MYSQL_P, _CLI_SHORT, _USER_PASS_FLAG, _PGPASS, *_CLI_PASSWORDS, *_PASSWORD_SPOTS):
         for m in rx.finditer(text):
             s, e, value, quoted = _value_span(m)
             if not _is_placeholder(value) and len(value) >= 3:
@@ -956,12 +1070,15 @@ def _entropy_spans(text: str, *, standalone: bool = True) -> list[Span]:
         core = word.strip("=-_")
         if len(core) < 20 or re.fullmatch(r"(?:sha\d+|md5)-.*|pk_(?:live|test)_.*", core, re.I):
             continue
+        if _is_jose_header(core):
+            continue  # a JWT header alone names an algorithm
         if re.fullmatch(r"[0-9a-fA-F-]+", core):  # hashes, digests, UUIDs, SHA pins
-            before_hex = text[max(0, m.start() - 40) : m.start()]
+            before_hex = text[max(0, m.start() - 60) : m.start()]
             if (
                 re.fullmatch(r"[0-9a-fA-F]{32,}", core)
                 and re.search(
-                    r"(?i)\b(?:key|secret|token|password|unseal|signing)\b[^.\n]{0,20}$", before_hex
+                    r"(?i)(?:\b|(?<=[a-z]))(?:key|secret|token|password|unseal|signing)\b[^.\n]{0,45}$",
+                    before_hex,
                 )
                 and not _HASH_CONTEXT.search(before_hex)
             ):
@@ -1169,6 +1286,63 @@ def _personnummer_ok(d: str) -> bool:
     return len(d) in (10, 12) and _luhn_ok(d[-10:])
 
 
+def _nhs_ok(d: str) -> bool:
+    """An NHS number: ten digits, the last a mod-11 check of the others."""
+    if len(d) != 10 or not d.isdigit():
+        return False
+    if d.startswith("999"):
+        return False  # the range the NHS reserves for test records
+    check = 11 - sum(int(c) * w for c, w in zip(d[:9], range(10, 1, -1), strict=True)) % 11
+    return check != 10 and check % 11 == int(d[9])
+
+
+def _hetu_ok(d: str) -> bool:
+    """A Finnish henkilötunnus (DDMMYY, century sign, NNN, check character mod 31)."""
+    if len(d) == 11:  # the century sign kept (a letter, or "+")
+        d = d[:6] + d[7:]
+    if len(d) != 10 or not d[:9].isdigit():
+        return False
+    return "0123456789ABCDEFHJKLMNPRSTUVWXY"[int(d[:9]) % 31] == d[9].upper()
+
+
+def _rrn_ok(d: str) -> bool:
+    """A Korean resident registration number (13 digits, weighted mod-11 check)."""
+    if len(d) != 13 or not d.isdigit():
+        return False
+    weights = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
+    total = sum(int(c) * w for c, w in zip(d[:12], weights, strict=True))
+    return (11 - total % 11) % 10 == int(d[12])
+
+
+def _my_number_ok(d: str) -> bool:
+    """A Japanese individual number (12 digits, mod-11 check digit last)."""
+    if len(d) != 12 or not d.isdigit():
+        return False
+    body = d[:11][::-1]
+    total = sum(int(c) * (n + 1 if n <= 6 else n - 5) for n, c in enumerate(body, start=1))
+    rest = total % 11
+    return (0 if rest <= 1 else 11 - rest) == int(d[11])
+
+
+_CF_ODD = dict(zip("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                   (1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4,
+                    18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23), strict=True))  # fmt: skip
+
+
+def _codice_fiscale_ok(d: str) -> bool:
+    """An Italian codice fiscale (16 characters, check letter from odd/even tables)."""
+    d = d.upper()
+    if len(d) != 16 or not d.isalnum():
+        return False
+    total = 0
+    for i, c in enumerate(d[:15]):
+        if i % 2 == 0:
+            total += _CF_ODD[c]
+        else:
+            total += int(c) if c.isdigit() else ord(c) - ord("A")
+    return chr(ord("A") + total % 26) == d[15]
+
+
 _NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...] = (
     (
         lazy_compile(r"(?<![\d.-])\d{3}\.?\d{3}\.?\d{3}-?\d{2}(?![\d.-])"),
@@ -1194,12 +1368,44 @@ _NATIONAL_IDS: tuple[tuple[re.Pattern[str], object, re.Pattern[str] | None], ...
         _nir_ok,
         None,
     ),
+    (
+        lazy_compile(r"(?<![\d-])\d{3}[ -]?\d{3}[ -]?\d{4}(?![\d-])"),
+        _nhs_ok,
+        lazy_compile(r"(?i)\bnhs\b"),
+    ),
+    (
+        lazy_compile(r"(?<![\w-])\d{6}[-+AaBbCcDdEeFfUuVvWwXxYy]\d{3}[0-9A-Ya-y](?![\w-])"),
+        _hetu_ok,
+        lazy_compile(r"(?i)henkil\w*tunnus|\bhetu\b|\bsotu\b|personbeteckning|finnish"),
+    ),
+    (
+        lazy_compile(r"(?<![\d-])\d{6}-?[1-8]\d{6}(?![\d-])"),
+        _rrn_ok,
+        lazy_compile(r"주민등록번호|주민번호|(?i:\brrn\b|resident\s+registration)"),
+    ),
+    (
+        lazy_compile(r"(?<![\d-])\d{4}[ -]?\d{4}[ -]?\d{4}(?![\d-])"),
+        _my_number_ok,
+        lazy_compile(r"マイナンバー|個人番号|(?i:\bmy\s*number\b)"),
+    ),
+    (
+        lazy_compile(r"(?<![\d-])\d{3}[ -]?\d{3}[ -]?\d{3}(?![\d-])"),
+        _luhn_ok,
+        lazy_compile(r"\bSIN\b|\bNAS\b|(?i:social\s+insurance|assurance\s+sociale)"),
+    ),
+    (
+        lazy_compile(
+            r"(?<![A-Za-z0-9])[A-Za-z]{6}\d{2}[A-EHLMPRSTa-ehlmprst]\d{2}[A-Za-z]\d{3}[A-Za-z](?![A-Za-z0-9])"
+        ),
+        _codice_fiscale_ok,
+        None,
+    ),
 )
 
 
 def _national_id_spans(text: str) -> list[Span]:
-    if not re.search(r"\d{4}", text.replace(" ", "").replace(".", "")):
-        return []
+    if not re.search(r"\d{3}", text.replace(" ", "").replace(".", "")):
+        return []  # every id below holds three digits in a row (a codice fiscale, three)
     out: list[Span] = []
     for rx, ok, context in _NATIONAL_IDS:
         if context is not None and not context.search(text):
@@ -1215,7 +1421,7 @@ def _national_id_spans(text: str) -> list[Span]:
 _SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,12} ){3,}[A-Za-z0-9_+/=-]{2,12}(?!\S)")
 # "recovery codes: a b c d": every code of the list, not only the first.
 _CODE_LIST = lazy_compile(
-    r"(?i)\b(?:recovery|backup|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,40}:\s*"
+    r"(?i)\b(?:recovery|backup|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,50}:\s*"
     r"(?P<list>[A-Za-z0-9-]{4,}(?:[\s,;]+[A-Za-z0-9-]{4,})*)"
 )
 _TWILIO_SID = lazy_compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")
@@ -1235,7 +1441,9 @@ def _spaced_and_listed_spans(text: str) -> list[Span]:
     for m in _CODE_LIST.finditer(text):
         base = m.start("list")
         for c in re.finditer(r"[A-Za-z0-9-]+", m.group("list")):
-            if re.search(r"\d", c.group(0)) and re.search(r"[A-Za-z]", c.group(0)):
+            code = c.group(0)
+            mixed = re.search(r"\d", code) and re.search(r"[A-Za-z]", code)
+            if mixed or (code.isdigit() and len(code) >= 6):
                 out.append((base + c.start(), base + c.end(), "recovery-code"))
     # A Twilio account or key SID names an account; the 32-hex value beside it is its token.
     for sid in _TWILIO_SID.finditer(text):
@@ -1261,6 +1469,28 @@ def secret_spans(text: str, *, depth: int = 0, strict: bool = True) -> list[Span
     return spans if strict else [sp for sp in spans if sp[2] not in LENIENT_KEPT_KINDS]
 
 
+_K8S_SECRET = lazy_compile(r"(?m)^[ \t-]*kind:[ \t]*Secret[ \t]*$")
+_K8S_DATA = lazy_compile(
+    r"(?m)^([ \t]*)(?:data|stringData):[ \t]*\n((?:\1[ \t]+[\w.-]+:[^\n]*(?:\n|$))+)"
+)
+_K8S_ITEM = lazy_compile(r"(?m)^[ \t]+[\w.-]+:[ \t]*(?P<val>[\"']?[^\s\"'#][^\n#]*?[\"']?)[ \t]*$")
+
+
+def _k8s_secret_spans(text: str) -> list[Span]:
+    """The values of a Kubernetes Secret manifest's `data`/`stringData` (base64 is not
+    encryption: the value is the secret)."""
+    if not _K8S_SECRET.search(text):
+        return []
+    out: list[Span] = []
+    for block in _K8S_DATA.finditer(text):
+        base = block.start(2)
+        for m in _K8S_ITEM.finditer(block.group(2)):
+            s, e, value, _ = _value_span(m)
+            if not _is_placeholder(value) and len(value) >= 4:
+                out.append((base + s, base + e, "secret-assignment"))
+    return out
+
+
 def _all_spans(text: str, depth: int) -> list[Span]:
     spans = _known_format_spans(text)
     spans += _detect_secrets_spans(text)
@@ -1275,5 +1505,6 @@ def _all_spans(text: str, depth: int) -> list[Span]:
     spans += _hook_spans(text)
     spans += _national_id_spans(text)
     spans += _spaced_and_listed_spans(text)
+    spans += _k8s_secret_spans(text)
     sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()
     return [sp for sp in spans if sp[1] > sp[0] and (sp[0], sp[1]) not in sids]
