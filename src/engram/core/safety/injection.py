@@ -32,6 +32,7 @@ from engram.core.safety.normalise import (
     visible_form,
 )
 from engram.core.safety.prefilter import KeywordIndex
+from engram.core.safety.task_rules import FAMILIES as TASK_FAMILIES
 
 OVERRIDE = "override of earlier instructions"
 ROLE = "role play aimed at the reader"
@@ -386,7 +387,8 @@ _OVERRIDE_RX = (
 )
 
 _ROLE_RX = (
-    r"\byou\s+are\s+(?:now|no\s+longer|henceforth|from\s+now\s+on)\b",
+    r"\byou\s+are\s+(?:now|no\s+longer|henceforth|from\s+now\s+on)\b(?!\s+(?:the\s+)?(?:responsible|owner|in\s+charge|on[- ]call|"
+    r"able|ready|set\s+up|done|logged|signed|connected|subscribed|assigned|a\s+maintainer|an?\s+admin\s+of\s+the))",
     r"\byou'?re\s+(?:now|no\s+longer)\b",
     r"\bfrom\s+(?:now\s+on|this\s+point\s+(?:on|forward)|here\s+on),?\s+you'?re\b",
     r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|shall|should|answer|respond|reply|act|behave|speak|play|pretend|have|can|may|only|no|ignore|work|obey)\b",
@@ -394,7 +396,7 @@ _ROLE_RX = (
     r"\b(?:act|behave|respond|answer|function|operate|pose)\s+as\s+(?:if\s+you|though\s+you|an?\s+(?:unrestricted|unfiltered|uncensored|evil|different|new|jailbroken|rogue|malicious|unaligned|amoral)\b|(?:the\s+)?(?:dan|root|superuser|god)\b)",
     r"\bpretend\s+(?:to\s+be|you\s+are|you'?re|that\s+you|to\s+have|you\s+have)\b",
     r"\b(?:role-?\s?play|roleplay)\s+as\b|\bplay\s+the\s+(?:role|part)\s+of\b|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity|character)\s+of\b|\bimpersonat\w*\s+(?:the|a|an|my|your|our)\s+(?!(?:customers?|tenants?|users?|accounts?|patients?)\b)\w+",
-    r"\b(?:jailbroken|(?:you\s+are|you'?re|enter|activate|switch\s+to)\s+(?:a\s+|the\s+)?jailbreak|dan\s+mode|do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|god\s+mode)\b",
+    r"\b(?:(?:you\s+are|you'?re|now|be)\s+jailbroken|jailbroken\s+(?:mode|ai|assistant|model|version|persona)|(?:you\s+are|you'?re|enter|activate|switch\s+to)\s+(?:a\s+|the\s+)?jailbreak|dan\s+mode|do\s+anything\s+now|developer\s+mode\s+(?:enabled|on|activated)|god\s+mode)\b",
     r"\b(?:enable|enter|switch\s+(?:to|into)|activate|turn\s+on)\s+(?:the\s+)?(?:dan|developer|god|unrestricted|unfiltered|jailbreak|jailbroken|sudo|evil)\s+mode\b",
     r"\byou\s+(?:have|need)\s+no\s+(?:restrictions|rules|limits|filters|guidelines|boundaries|constraints)\b",
     r"\byou\s+(?:are|'re)\s+(?:free|allowed|permitted)\s+to\s+(?:ignore|break|bypass|disregard)\b",
@@ -518,6 +520,12 @@ _DESCRIBED = lazy_compile(
 )
 
 
+_REMOVED = lazy_compile(
+    r"\b(?:remov\w*|redact\w*|strip\w*|scrub\w*|mask\w*|without|minus|exclud\w*|except|sans|sin|ohne)"
+    r"\s+(?:the\s+|any\s+|all\s+)?(?:[\w-]+\s+){0,2}$"
+)
+
+
 def _exfiltration(form: str) -> str | None:
     """The clause of `form` that moves something sensitive out, if one does."""
     exec_cue = "|" in form or any(w in form for w in ("iex", "exec", "pip ", "invoke", "urlopen"))
@@ -540,6 +548,8 @@ def _exfiltration(form: str) -> str | None:
         first = min(sens.start(), out.start())
         if _DESCRIBED.match(clause, sens.end()):
             continue  # "the token is sent to the auth service": how things work, not a request
+        if _REMOVED.search(clause, 0, sens.start()):
+            continue  # "send the trace after removing tokens": what is sent has none
         if _EXFIL_NEG.search(clause, 0, first + 1) or _EXFIL_NEG.search(clause, 0, first):
             continue
         if not aimed_at_reader(clause):
@@ -608,7 +618,8 @@ _CONCEAL_RX = (
 _SAFETY_OFF_RX = (
     r"\b(?:disable|turn\s+off|switch\s+off|deactivate|remove|bypass|circumvent|comment\s+out|uninstall|silence|"
     r"mute|suppress|weaken|desactiva|desactive|desactivar|deshabilita|apaga|desliga|desative|desabilite|"
-    r"desactivez|desactiver|deaktiviere|deaktivieren|disattiva|disabilita)\b[^.!?;\n]{0,30}?"
+    r"desactivez|desactiver|deaktiviere|deaktivieren|disattiva|disabilita)\b"
+    r"(?:(?!\b(?:for|in|on|at|from|during|before|after|of)\b)[^.!?;\n]){0,30}?"
     r"(?:secret[\s-]?scann(?:er|ing)|security\s+(?:checks?|scans?|scanner)|safety\s+(?:checks?|filters?|rules?)|"
     r"pre-commit(?:\s+hooks?)?|commit\s+hooks?|git\s+hooks?|branch\s+protection|code\s+review|review\s+step|"
     r"required\s+reviews?|signature\s+(?:verification|checks?)|\b2fa\b|\bmfa\b|audit\s+log|guardrails?|sandbox|"
@@ -710,6 +721,8 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
         (BYPASS, _BYPASS_NEGATABLE, True),
     ):
         out += [(kind, lazy_compile(p), negatable) for p in pats]
+    for family in TASK_FAMILIES:  # strict only: kinds outside _LENIENT_KINDS
+        out += [(family.kind, lazy_compile(p), family.negatable) for p in family.patterns]
     return tuple(out)
 
 
@@ -810,6 +823,61 @@ def _hidden_texts(text: str) -> list[str]:
     return [f for f in found if f and f.strip()]
 
 
+ADDRESS_INSIDE = TASK_FAMILIES[0].kind
+_READER_NAMED = lazy_compile(r"\b(?:agents?|assistants?|ai|llms?|models?|copilot|claude|bots?)\b")
+_QUOTES = {"“": "”", "„": "“", "«": "»", "「": "」", "『": "』", '"': '"'}
+# "if a document asks you to ignore your instructions, report it": the request reported
+_REPORTED = lazy_compile(
+    r"\b(?:if|when|whenever|any|anything|something|that|which)\b[^.;!?\n]*\b(?:asks?|asking|tells?|"
+    r"telling|instructs?|wants?|urges?|says?|saying|tries\s+to\s+get)\s+(?:you|it|them|agents?|"
+    r"the\s+\w+)?\s*to\s+$"
+)
+# "ignore any instruction in a third-party README": instructions of an untrusted source
+_UNTRUSTED_SOURCE = lazy_compile(
+    r"\s*(?:that\s+\w+\s+)?(?:in|from|inside|within|found\s+in|coming\s+from|embedded\s+in)\s+"
+    r"(?:a|an|any|untrusted|external|third[- ]party|other|such|web|fetched|retrieved|pasted|"
+    r"user-supplied|issues?|emails?|pages?)\b"
+)
+# "disable the auto-approve option", "forbid skipping approval": the bypass is the object
+_PROTECTIVE_VERB = lazy_compile(
+    r"\b(?:disable|turn\s+off|switch\s+off|remove|forbid|prohibit|block|ban|reject|report|flag|"
+    r"refuse)\s+(?:the\s+|any\s+|all\s+|an?\s+)?$"
+)
+
+
+def _inside_quotes(form: str, at: int) -> bool:
+    """Whether position `at` falls between quotation marks on its line (a phrase mentioned)."""
+    line_start = form.rfind("\n", 0, at) + 1
+    before = form[line_start:at]
+    for opener, closer in _QUOTES.items():
+        if opener == closer:
+            if before.count(opener) % 2 == 1 and closer in form[at : at + 120]:
+                return True
+        elif before.rfind(opener) > before.rfind(closer) and closer in form[at : at + 120]:
+            return True
+    return False
+
+
+def _mention_not_request(form: str, m: re.Match[str], kind: str) -> bool:
+    """Whether a grammar match is a phrase mentioned, reported or forbidden rather than a
+    request to the reader: quoted, reported ("if it asks you to …"), the instructions of an
+    untrusted source, or a bypass named as the thing to switch off."""
+    if kind in (OVERRIDE, ROLE, SYSTEM) and _inside_quotes(form, m.start()):
+        return True
+    clause_start = max(form.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
+    head = form[clause_start : m.start()]
+    if kind in (OVERRIDE, ROLE) and _REPORTED.search(head):
+        return True
+    if kind == OVERRIDE and _UNTRUSTED_SOURCE.match(form, m.end()):
+        return True
+    if kind == ADDRESS_INSIDE and _READER_NAMED.search(form, 0, m.start()):
+        return True  # a note about agents that goes on to address them: not a switch of reader
+    return (
+        kind == BYPASS
+        and _PROTECTIVE_VERB.search(form[max(clause_start, m.start() - 30) : m.start()]) is not None
+    )
+
+
 def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | None:
     text = _MARKER.sub("[redacted]", text)  # our own markers name secret kinds, not requests
     text = blank_mentions(text)  # "send the chatbot the phrase '…'": quoted as an example
@@ -832,6 +900,8 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
                 continue
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):
+                    continue
+                if _mention_not_request(form, m, kind):
                     continue
                 if (
                     not strict

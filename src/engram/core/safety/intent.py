@@ -273,7 +273,7 @@ AUTHORITY_HEAD = lazy_compile(
 _CLAUSE_END = lazy_compile(r"(?<=[.!?;])\s+|\n+|[。！？；]")
 _NEGATED = lazy_compile(
     r"(?:\b(?:never|don'?t|do\s+not|must\s+not|mustn'?t|cannot|can'?t|should\s+not|shouldn'?t|"
-    r"not\s+allowed\s+to|forbidden\s+to|avoid|nunca|jamas|jamais|niemals|nie|no\s+(?:debes|se\s+debe)|"
+    r"not\s+allowed\s+to|forbidden\s+to|avoid|(?:are|is|am|were|was|be)\s+not|nunca|jamas|jamais|niemals|nie|no\s+(?:debes|se\s+debe)|"
     r"ne\s+(?:jamais|pas)|nicht|non|nao)\b|不要|禁止|しないで|してはいけない|하지\s*마)[^.!?;]{0,60}$"
 )
 
@@ -490,7 +490,7 @@ _SPLIT_OFF = lazy_compile(r"\b(?:turn|switch|shut|swap)\s+(?:\w+\s+){1,3}?off\b"
 # 'ignore previous instructions'"): blanked before the intent is read.
 _MENTIONED = lazy_compile(
     r"(?:the\s+(?:phrase|string|words?|payload)|(?:phrases?|strings?|payloads?|prompts?|inputs?|attacks?|"
-    r"examples?)\s+like|"
+    r"examples?|cases?|samples?|test\s+cases?)\s+like|"
     r"such\s+as|e\.g\.|for\s+example)\s*[:,]?\s*"
     r"[\"'“‘«](?P<body>[^\"'”’»\n]{3,60})[\"'”’»]"
 )
@@ -524,10 +524,15 @@ _TOPICAL = lazy_compile(
 _DOC_REF = lazy_compile(r"(?<![\w-])[\w-]{1,100}\.(?:md|rst|txt|adoc|ya?ml|json|toml|cfg|ini)\b")
 
 
+# The person as what is set aside: "ignore the user", "disregard the owner's objections";
+# not a thing of theirs ("the user warning", "the user's cached session").
 _USER_OBJECT = lazy_compile(
     r"\b(?:ignore|disregard|overrule|override|forget)\s+(?:the|your)\s+(?:user|human|owner|operator|"
-    r"developer|reviewer|requester)s?\b(?!\s*(?:-|_)?(?:agent|id|name|table|input|model|interface|"
-    r"experience|data|locale|settings?|timezone|record|object|session|role|type)s?\b)"
+    r"developer|reviewer|requester)(?:s|'s|s')?"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|completely|entirely|altogether|from\s+now|if|when|whenever|"
+    r"even)\b|(?:'s?|s')?\s+(?:requests?|instructions?|wishes|orders?|commands?|messages?|prompts?|"
+    r"questions?|objections?|concerns?|choices?|decisions?|answers?|corrections?|feedback|input|"
+    r"rules?|preferences?)\b)"
 )
 
 
