@@ -46,3 +46,25 @@ def test_the_compact_map_fits_the_room_it_is_given() -> None:
     assert render_compact_map(Counter(), tags, max_chars=200) == ""
     bad = Counter({"ignore-previous-instructions": 99, "deploy": 3})
     assert "ignore" not in render_compact_map(types, bad, max_chars=200)
+
+
+def test_the_map_is_kept_in_the_index_until_the_memories_change(
+    project: Path, write_memory, monkeypatch
+) -> None:
+    from engram.core.read import coverage
+
+    root = ws_root(project)
+    write_memory(root, "rule", "deploy-rule", "Deploy on Tuesdays", tags=["deploy"])
+    roots = resolve_roots(project)
+    first = coverage_map(roots, max_chars=200)
+    assert "deploy 1" in first
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the kept map was not used")
+
+    monkeypatch.setattr(coverage, "coverage_counts", counted)
+    assert coverage_map(roots, max_chars=200, refresh=False) == first  # one row read
+    monkeypatch.undo()
+
+    write_memory(root, "rule", "deploy-rule-2", "Deploy with a ticket", tags=["deploy"])
+    assert "deploy 2" in coverage_map(roots, max_chars=200)  # a change is seen at once

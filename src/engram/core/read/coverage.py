@@ -111,8 +111,22 @@ def coverage_map(
     refresh: bool = True,
 ) -> str:
     """The map of these roots' memory ('' when there is none); `max_chars`: the compact
-    one-clause form."""
-    types, tags = coverage_counts(roots, refresh=refresh)
+    one-clause form.
+
+    Kept in the index until the memories change: a handshake or a session start then reads
+    one row instead of counting every memory and screening the tags it shows."""
+    if not refresh and not index_path(roots).is_file():
+        return ""
+    index = open_index(roots, refresh=refresh)
+    key = f"map:{max_tokens}" if max_chars is None else f"compact:{max_chars}"
+    kept = index.derived(key)
+    if kept is not None:
+        return kept
+    generation = index.generation()
+    types, tags = coverage_counts(roots, refresh=False)
     if max_chars is not None:
-        return render_compact_map(types, tags, max_chars=max_chars)
-    return render_map(types, tags, max_tokens=max_tokens)
+        text = render_compact_map(types, tags, max_chars=max_chars)
+    else:
+        text = render_map(types, tags, max_tokens=max_tokens)
+    index.keep_derived(key, text, generation)
+    return text

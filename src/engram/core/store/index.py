@@ -10,6 +10,7 @@ between it re-scans only the folders whose mtime moved (a file added, removed or
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -109,6 +110,8 @@ def fts_body(mem: Memory) -> str:
 
 
 STATS_KEY = "file_stats"
+GENERATION_KEY = "generation"  # bumped by every refresh that changed the memories
+DERIVED_PREFIX = "derived:"
 
 
 def _stats_fingerprint(roots: Roots, found: list[tuple[Root, str, str, int, int]]) -> str:
@@ -318,7 +321,46 @@ class Index:
                 self._load_manifests()
             if todo or gone:
                 self._keep_stats(stats)
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    (GENERATION_KEY, str(self._generation() + 1)),
+                )
         return len(todo) + len(gone)
+
+    # ---------------------------------------------------------- values derived from the rows
+
+    def derived(self, key: str) -> str | None:
+        """A value computed from the memories as they are now (None when the memories
+        changed since it was kept, or it never was): the coverage map a handshake reads."""
+        row = self.conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (DERIVED_PREFIX + key,)
+        ).fetchone()
+        if row is None:
+            return None
+        generation, _, value = str(row[0]).partition("\n")
+        return value if generation == str(self._generation()) else None
+
+    def keep_derived(self, key: str, value: str, generation: int) -> None:
+        """Keep `value`, computed from the memories at `generation` (read before computing:
+        a refresh by another process meanwhile leaves it stale, never wrong)."""
+        with contextlib.suppress(sqlite3.Error), self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                (DERIVED_PREFIX + key, f"{generation}\n{value}"),
+            )
+
+    def _generation(self) -> int:
+        """How many times the memories changed: derived values name the one they saw."""
+        row = self.conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)
+        ).fetchone()
+        try:
+            return int(row[0]) if row is not None else 0
+        except ValueError:
+            return 0
+
+    def generation(self) -> int:
+        return self._generation()
 
     def _keep_stats(self, stats: str | None) -> None:
         if stats is None:
