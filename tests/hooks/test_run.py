@@ -294,3 +294,23 @@ def test_the_prompt_hook_stays_quiet_unless_it_is_sure(ws):
             assert " 0 cards, " in context.splitlines()[0], context.splitlines()[0]
         elif context:
             assert context.startswith(POINTER.split("{")[0]) and len(context) // 4 <= 40
+
+
+def test_one_word_a_prompt_shares_with_memory_injects_no_body(ws):
+    """A memory whose body says "morning" and "continuity" is no answer to "good morning"
+    or "continue"; a prompt naming two of its words is."""
+    from tests.conftest import ws_root
+
+    root = ws_root(ws["project"])
+    (root / "knowledge" / "downtime.md").write_text(
+        "---\nid: ehr-downtime\ntype: knowledge\ntags: [business-continuity, downtime]\n---\n\n"
+        "# Record system downtime\n\nThe morning maintenance window stops the record "
+        "system; continue on the paper forms and key them in after the downtime.\n",
+        encoding="utf-8",
+    )
+    for text in ("continue", "good morning! ready when you are"):
+        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session=text))
+        assert "id: ehr-downtime" not in _context(out), text
+    text = "the record system downtime: what do the paper forms need"
+    out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session="d"))
+    assert "id: ehr-downtime" in _context(out)

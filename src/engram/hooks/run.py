@@ -125,6 +125,7 @@ def respond(
     # model can search with its own words; chit-chat and general questions get nothing.
     prompt_only = {
         "max_bodies": config.get("hook.max_bodies"),
+        "min_matched": 2,
         "thin_cards": False,
         "cards": False,
     }

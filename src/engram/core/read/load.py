@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from typing import Any, NamedTuple
 
@@ -19,6 +20,8 @@ from engram.core.read.render import (
 from engram.core.read.request import LoadRequest
 from engram.core.read.routing import (
     CARD_CONFIDENCE,
+    DECLARED,
+    TRIGGERED,
     Candidate,
     Visibility,
     VisibleLookup,
@@ -508,6 +511,8 @@ def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str |
             c.confidence, c.tier = 1.0, "body"
     if request.explain:
         routed.graded = [_graded_entry(ctx, c, routed.variant) for c in selected]
+    if request.min_matched > 1 and query is not None and not routed.searches:
+        _demote_thin_evidence(selected, routed.terms, request.min_matched)
     unsure = [c for c in selected if c.tier == "unsure"]
     for c in unsure:
         c.reason = f"unsure (confidence {c.confidence:.2f} < {CARD_CONFIDENCE:.2f})"
@@ -524,6 +529,43 @@ def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str |
             c.tier = "card"
             c.reason = c.reason or f"over the {request.max_bodies} bodies a prompt may inject"
     routed.selected = selected
+
+
+def _named_words(row: Any) -> set[str]:
+    """The words a memory's title, tags and id name it by, as written (lower case)."""
+    words = set(re.findall(r"[^\W_]+", str(row["title"] or "").lower()))
+    for name in [*split_list(row["tags"]), str(row["id"])]:
+        words.update(re.findall(r"[^\W_]+", name.lower()))
+    return words
+
+
+# ... and at least this share of the task's informative (idf) weight: two common words of
+# a general question ("undo my last git commit") do not make a project memory apply.
+PROMPT_EVIDENCE_SHARE = 0.5
+
+
+def _demote_thin_evidence(selected: list[Candidate], terms: list[str], needed: int) -> None:
+    """A body on fewer than `needed` distinct task words, or on less than half the task's
+    informative weight, becomes a card (and so do the prerequisites it pulled in), unless a
+    person's trigger matched or its names hold the task's only word exactly: a word or two
+    a raw prompt shares with memory is not evidence that a memory applies."""
+    demoted: set[str] = set()
+    for c in selected:
+        if c.tier != "body" or c.pulled_by or TRIGGERED in c.named or DECLARED in c.named:
+            continue
+        matched = set(c.matched)
+        if len(matched) >= needed and c.idf_share >= PROMPT_EVIDENCE_SHARE:
+            continue
+        if len(terms) < needed and matched and matched <= _named_words(c.row):
+            continue
+        c.tier, c.reason = (
+            "card",
+            f"matched {len(matched)} word(s) of the prompt; a body needs {needed}",
+        )
+        demoted.add(c.row["id"])
+    for c in selected:
+        if c.pulled_by in demoted and c.tier == "body":
+            c.tier, c.reason = "card", f"a prerequisite of {c.pulled_by}, which is not sure"
 
 
 def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) -> _Pack:

@@ -28,6 +28,10 @@ class LoadRequest:
     - `max_bodies` caps confident bodies (a hook's noise budget); `thin_cards=False` drops
       the cards of a task with at most one meaningful word; `cards=False` drops every card
       (the prompt hook speaks only when it is sure; the ids it dropped are in the data).
+    - `min_matched`: a body needs this many distinct words of the task matched (or, for a
+      task of fewer words, its word named by the memory's title, tags or id as written, or
+      a trigger a person wrote): the prompt hook asks 2, since one word a raw prompt shares
+      with memory ("continue", "good morning") is not evidence that it applies.
     """
 
     __slots__ = (
@@ -43,6 +47,7 @@ class LoadRequest:
         "ids",
         "limit",
         "max_bodies",
+        "min_matched",
         "objective",
         "paths",
         "queries",
@@ -64,6 +69,7 @@ class LoadRequest:
     objective: str | None
     count_usage: bool
     max_bodies: int | None
+    min_matched: int
     thin_cards: bool
     cards: bool
     paths: tuple[str, ...]
@@ -86,6 +92,7 @@ class LoadRequest:
         objective: str | None = None,
         count_usage: bool = True,
         max_bodies: int | None = None,
+        min_matched: int = 1,
         thin_cards: bool = True,
         cards: bool = True,
         paths: Iterable[str] | None = (),
