@@ -183,7 +183,13 @@ def _matched_only_a_secret(ctx: ReadContext, c: Candidate) -> bool:
 
 
 def _route(
-    ctx: ReadContext, query: str | None, limit: int | None, signals: Signals = NO_SIGNALS
+    ctx: ReadContext,
+    query: str | None,
+    limit: int | None,
+    signals: Signals = NO_SIGNALS,
+    *,
+    max_own: int | None = None,
+    usage: dict | None = None,
 ) -> tuple[list[Candidate], list[Candidate], list[str]]:
     lookup = VisibleLookup(ctx.index, ctx.vis)
     if query is None and not signals.empty:
@@ -203,7 +209,7 @@ def _route(
             ctx.index,
             query,
             ctx.vis,
-            usage=ctx.index.usage(),
+            usage=ctx.index.usage() if usage is None else usage,
             signals=words,
             pathed=mentioned,
             declared=declared,
@@ -212,7 +218,7 @@ def _route(
     if query is None:
         ranked = ranked[: limit or len(ranked)]
         return ranked, [], []
-    return select_with_prerequisites(ranked, lookup, limit)
+    return select_with_prerequisites(ranked, lookup, limit, max_own=max_own)
 
 
 RRF_K = 60  # reciprocal rank fusion's damping: rank 1 and rank 5 differ, rank 40 and 45 barely
@@ -235,8 +241,11 @@ def _route_searches(
     fused: dict[str, float] = {}
     best: dict[str, tuple[float, Candidate]] = {}
     found: list[tuple[int, list[Candidate]]] = []
+    usage = ctx.index.usage()  # read once for every search
     for n, search in enumerate(searches, 1):
-        chosen, _dropped, _missing = _route(ctx, search, None, signals)
+        chosen, _dropped, _missing = _route(
+            ctx, search, None, signals, max_own=PER_SEARCH, usage=usage
+        )
         own = sorted((c for c in chosen if not c.pulled_by), key=lambda c: -c.score)
         found.append((n, own[:PER_SEARCH]))
     # Scores are relative to the best match of any search: a search that finds only weak

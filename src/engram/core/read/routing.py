@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import sqlite3
+from collections.abc import Iterable
 from functools import lru_cache
 
 from engram.core.store.files import IgnoreRules
@@ -231,6 +232,12 @@ class VisibleLookup:
         self.index, self.vis = index, vis
         self._memo: dict[str, sqlite3.Row | None] = {}
 
+    def seed(self, rows: Iterable[sqlite3.Row]) -> None:
+        """Rows `rank` returned: visible, and the workspace copy of any id both roots hold
+        (it leaves out a shadowed global one), so no query per id is needed for them."""
+        for row in rows:
+            self._memo.setdefault(row["id"], row)
+
     def get(self, mid: str) -> sqlite3.Row | None:
         if mid not in self._memo:
             rows = self.index.rows_by_id(mid)  # workspace first
@@ -415,21 +422,31 @@ def rank(
 
 
 def select_with_prerequisites(
-    ranked: list[Candidate], visible: VisibleLookup, limit: int | None
+    ranked: list[Candidate],
+    visible: VisibleLookup,
+    limit: int | None,
+    *,
+    max_own: int | None = None,
 ) -> tuple[list[Candidate], list[Candidate], list[str]]:
     """Pick the pack: ranked memories plus their depends_on closure, prerequisites first.
 
     Returns (selected in load order, dropped candidates with reasons, missing dependency ids).
+    `max_own`: stop once that many ranked memories are chosen (a search keeps only its best
+    few; candidates run in score order, so the first chosen are the best).
     """
     chosen: dict[str, Candidate] = {}
     order_rank: dict[str, float] = {}
     dropped: list[Candidate] = []
     missing: list[str] = []
+    own: list[tuple[Candidate, frozenset[str]]] = []  # chosen ranked memories, with their terms
     top = ranked[0].score if ranked else 0.0
+    visible.seed(c.row for c in ranked)
     for pos, cand in enumerate(ranked):
         mid = cand.row["id"]
         if mid in chosen:
             continue
+        if max_own is not None and len(own) >= max_own:
+            break
         if limit is not None and len(chosen) >= limit:
             cand.reason = f"over the load limit of {limit}"
             dropped.append(cand)
@@ -446,12 +463,13 @@ def select_with_prerequisites(
             )
             dropped.append(cand)
             continue
+        terms = frozenset(cand.matched)
         dominated_by = next(
             (
                 c.row["id"]
-                for c in chosen.values()
-                if c.matched
-                and set(cand.matched) < set(c.matched)
+                for c, c_terms in own
+                if c_terms
+                and terms < c_terms
                 and cand.score < DOMINATED_SHARE * c.score
                 and not cand.named - c.named  # it names no rare term the stronger one does not
             ),
@@ -476,6 +494,7 @@ def select_with_prerequisites(
             chosen[p].pulled_by = mid
             order_rank[p] = pos - 0.5
         chosen[mid] = cand
+        own.append((cand, terms))
         order_rank[mid] = pos
     return _topological(chosen, order_rank), dropped, sorted(set(missing))
 

@@ -14,10 +14,11 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,7 @@ def fts_body(mem: Memory) -> str:
 STATS_KEY = "file_stats"
 GENERATION_KEY = "generation"  # bumped by every refresh that changed the memories
 DERIVED_PREFIX = "derived:"
+TERM_MEMO_SIZE = 4096  # per-term answers kept per process (each a few hundred rowids at most)
 
 
 def _stats_fingerprint(roots: Roots, found: list[tuple[Root, str, str, int, int]]) -> str:
@@ -204,6 +206,8 @@ class Index:
         self._refreshes = 0
         self._watch_tried = False
         self._watch: FolderWatch | None = None
+        self._term_memo: dict[tuple[Any, ...], Any] = {}
+        self._memo_generation: str | None = None
 
     # ------------------------------------------------------------ freshness
 
@@ -323,7 +327,7 @@ class Index:
                 self._keep_stats(stats)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    (GENERATION_KEY, str(self._generation() + 1)),
+                    (GENERATION_KEY, secrets.token_hex(8)),
                 )
         return len(todo) + len(gone)
 
@@ -338,9 +342,9 @@ class Index:
         if row is None:
             return None
         generation, _, value = str(row[0]).partition("\n")
-        return value if generation == str(self._generation()) else None
+        return value if generation == self._generation() else None
 
-    def keep_derived(self, key: str, value: str, generation: int) -> None:
+    def keep_derived(self, key: str, value: str, generation: str) -> None:
         """Keep `value`, computed from the memories at `generation` (read before computing:
         a refresh by another process meanwhile leaves it stale, never wrong)."""
         with contextlib.suppress(sqlite3.Error), self.conn:
@@ -349,18 +353,34 @@ class Index:
                 (DERIVED_PREFIX + key, f"{generation}\n{value}"),
             )
 
-    def _generation(self) -> int:
-        """How many times the memories changed: derived values name the one they saw."""
+    def _generation(self) -> str:
+        """A token that changes whenever the memories change, in any process (a random one,
+        so a rebuilt index never repeats one an older index had): values derived from the
+        rows name the generation they saw."""
         row = self.conn.execute(
             "SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)
         ).fetchone()
-        try:
-            return int(row[0]) if row is not None else 0
-        except ValueError:
-            return 0
+        return str(row[0]) if row is not None else ""
 
-    def generation(self) -> int:
+    def generation(self) -> str:
         return self._generation()
+
+    def _memo(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        """Per-term answers (document counts, postings) kept for this generation of the
+        index: a task and the model's searches share their terms, and a warm server sees
+        the same terms again; any change to the memories, by any process, clears them."""
+        generation = self._generation()
+        if generation != self._memo_generation:
+            self._term_memo.clear()
+            self._memo_generation = generation
+        memo = self._term_memo
+        if key in memo:
+            return memo[key]
+        value = compute()
+        if len(memo) >= TERM_MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        memo[key] = value
+        return value
 
     def _keep_stats(self, stats: str | None) -> None:
         if stats is None:
@@ -606,39 +626,49 @@ class Index:
 
     def term_df(self, term: str) -> int:
         """How many memories contain the term (a cheap count: no scoring)."""
-        try:
-            return self.conn.execute(
-                "SELECT count(*) FROM fts WHERE fts MATCH ?", (match_phrase(term),)
-            ).fetchone()[0]
-        except sqlite3.OperationalError:
-            return 0
+
+        def count() -> int:
+            try:
+                return self.conn.execute(
+                    "SELECT count(*) FROM fts WHERE fts MATCH ?", (match_phrase(term),)
+                ).fetchone()[0]
+            except sqlite3.OperationalError:
+                return 0
+
+        return self._memo(("df", term), count)
 
     def term_scores(
         self, term: str, weights: tuple[float, float, float, float], limit: int
     ) -> list[tuple[int, float]]:
         """The `limit` best (rowid, bm25 contribution) for one term (FTS5's bm25 is negated)."""
-        try:
-            return self.conn.execute(
-                "SELECT rowid, -bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s DESC LIMIT ?",
-                (*weights, match_phrase(term), limit),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return []
+
+        def scores() -> list[tuple[int, float]]:
+            try:
+                return self.conn.execute(
+                    "SELECT rowid, -bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? "
+                    "ORDER BY s DESC LIMIT ?",
+                    (*weights, match_phrase(term), limit),
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return []
+
+        return self._memo(("scores", term, weights, limit), scores)
 
     def term_rowids(self, term: str) -> list[int]:
         """Every memory containing a common term, unscored (scoring thousands costs more than it tells)."""
-        try:
-            return [
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ?", (match_phrase(term),)
-                )
-            ]
-        except sqlite3.OperationalError:
-            return []
+
+        def rowids() -> list[int]:
+            try:
+                sql = "SELECT rowid FROM fts WHERE fts MATCH ?"
+                return [r[0] for r in self.conn.execute(sql, (match_phrase(term),))]
+            except sqlite3.OperationalError:
+                return []
+
+        return self._memo(("rowids", term), rowids)
 
     def doc_count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        sql = "SELECT count(*) FROM memories"
+        return self._memo(("count",), lambda: self.conn.execute(sql).fetchone()[0])
 
     def rows_by_rowid(self, rowids: list[int]) -> dict[int, sqlite3.Row]:
         out: dict[int, sqlite3.Row] = {}
