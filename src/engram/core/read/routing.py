@@ -265,12 +265,15 @@ def rank(
     signals: list[str] | None = None,
     pathed: set[int] | None = None,
     declared: set[int] | None = None,
+    max_scored: int = MAX_SCORED,
 ) -> list[Candidate]:
     """Score every visible memory that shares a meaningful term with the query.
 
     `signals`: words of the files the work touches and of the branch, weaker than the
     task's own words; `pathed`: memories that name a touched file (as strong as a trigger);
-    `declared`: those of them whose `paths:` globs match it (a person bound them to it).
+    `declared`: those of them whose `paths:` globs match it (a person bound them to it);
+    `max_scored`: candidates scored in full, the best by their term scores (a search that
+    keeps only its best few needs fewer).
     """
     terms = query_terms(query)
     term_stems = {stem(t) for t in terms}
@@ -334,13 +337,13 @@ def rank(
     admitted |= triggered | near_triggered | pathed
     if not admitted:
         return []
-    if len(admitted) > MAX_SCORED:
+    if len(admitted) > max_scored:
         prelim = {
             r: sum(per_doc.get(r, {}).values())
             * (0.6 + 0.8 * len(per_doc.get(r, {})) / max(len(terms), 1))
             for r in admitted
         }
-        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:MAX_SCORED]) | triggered | pathed
+        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:max_scored]) | triggered | pathed
     rows = index.rows_by_rowid(sorted(admitted))
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}
