@@ -247,3 +247,26 @@ def test_a_memory_holding_a_secret_is_redacted_once_per_version(
         api.load(roots, api.LoadRequest(query="deploy token", count_usage=False)).text == first.text
     )
     assert calls == [1]
+
+
+def test_per_term_answers_follow_a_change_made_by_another_process(
+    project: Path, write_memory
+) -> None:
+    """Document counts and postings are kept per generation of the index; a refresh by any
+    process (here a second connection) makes the next answer fresh."""
+    from engram.core.store.index import Index, _connect
+
+    root = ws_root(project)
+    write_memory(root, "rule", "kafka-one", "Kafka partitions", body="- Kafka topics.")
+    roots = resolve_roots(project)
+    index = open_index(roots)
+    assert index.term_df("kafka") == 1
+    assert index.term_df("kafka") == 1  # kept
+    other = Index(roots, _connect(index_path(roots)), index_path(roots))
+    write_memory(root, "rule", "kafka-two", "Kafka retention", body="- Kafka retention.")
+    other.refresh(force_full=True)  # the other process indexes the new file
+    assert index.term_df("kafka") == 2
+    assert {r for r, _ in index.term_scores("kafka", (1.0, 1.0, 1.0, 1.0), 10)} == set(
+        index.term_rowids("kafka")
+    )
+    other.conn.close()

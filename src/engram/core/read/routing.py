@@ -106,16 +106,20 @@ def _trigger_stems(phrase: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(stem(t) for t in ptoks), tuple(dict.fromkeys(stem(t) for t in topic))
 
 
-def trigger_matches(index: Index, query: str) -> tuple[set[int], set[int]]:
+def trigger_matches(index: Index, query: str) -> tuple[frozenset[int], frozenset[int]]:
     """Memories whose `triggers` phrases the task asks: (every word in the task, near).
 
     Triggers are phrases a person approved to route to a memory, so a whole phrase admits
     it even when its words are generic ("fix a bug" routes to the regression-test skill)
     and counts as naming it; a near phrase only admits it, to be ranked with the rest.
     """
+    return index.memo(("triggers", query), lambda: _trigger_matches(index, query))
+
+
+def _trigger_matches(index: Index, query: str) -> tuple[frozenset[int], frozenset[int]]:
     words = [w for w in dict.fromkeys(tokenize(query)) if w not in STOPWORDS and len(w) > 1]
     if not words:
-        return set(), set()
+        return frozenset(), frozenset()
     stems = {stem(w) for w in tokenize(query)}
     match = "triggers : (" + " OR ".join(match_phrase(w) for w in words[:40]) + ")"
     whole: set[int] = set()
@@ -126,14 +130,14 @@ def trigger_matches(index: Index, query: str) -> tuple[set[int], set[int]]:
             (match,),
         ).fetchall()
     except sqlite3.OperationalError:
-        return set(), set()
+        return frozenset(), frozenset()
     for rowid, triggers in rows:
         best = max((phrase_match(p, stems) for p in split_list(triggers)), default=0.0)
         if best >= 1.0:
             whole.add(rowid)
         elif best > 0.0:
             near.add(rowid)
-    return whole, near
+    return frozenset(whole), frozenset(near)
 
 
 def synonym_expansions(query: str, terms: list[str]) -> list[tuple[str, str]]:
@@ -281,7 +285,9 @@ def rank(
     extra = [w for w in query_terms(" ".join(signals or [])) if stem(w) not in term_stems]
     declared = declared or set()
     pathed = (pathed or set()) | declared
-    triggered, near_triggered = trigger_matches(index, query) if query.strip() else (set(), set())
+    triggered, near_triggered = (
+        trigger_matches(index, query) if query.strip() else (frozenset(), frozenset())
+    )
     if not terms and not triggered and not near_triggered and not extra and not pathed:
         return []
     total = max(index.doc_count(), 1)

@@ -365,7 +365,7 @@ class Index:
     def generation(self) -> str:
         return self._generation()
 
-    def _memo(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    def memo(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         """Per-term answers (document counts, postings) kept for this generation of the
         index: a task and the model's searches share their terms, and a warm server sees
         the same terms again; any change to the memories, by any process, clears them."""
@@ -635,7 +635,7 @@ class Index:
             except sqlite3.OperationalError:
                 return 0
 
-        return self._memo(("df", term), count)
+        return self.memo(("df", term), count)
 
     def term_scores(
         self, term: str, weights: tuple[float, float, float, float], limit: int
@@ -652,7 +652,7 @@ class Index:
             except sqlite3.OperationalError:
                 return []
 
-        return self._memo(("scores", term, weights, limit), scores)
+        return self.memo(("scores", term, weights, limit), scores)
 
     def term_rowids(self, term: str) -> list[int]:
         """Every memory containing a common term, unscored (scoring thousands costs more than it tells)."""
@@ -664,11 +664,11 @@ class Index:
             except sqlite3.OperationalError:
                 return []
 
-        return self._memo(("rowids", term), rowids)
+        return self.memo(("rowids", term), rowids)
 
     def doc_count(self) -> int:
         sql = "SELECT count(*) FROM memories"
-        return self._memo(("count",), lambda: self.conn.execute(sql).fetchone()[0])
+        return self.memo(("count",), lambda: self.conn.execute(sql).fetchone()[0])
 
     def rows_by_rowid(self, rowids: list[int]) -> dict[int, sqlite3.Row]:
         out: dict[int, sqlite3.Row] = {}
