@@ -536,13 +536,26 @@ _USER_OBJECT = lazy_compile(
 )
 
 
+class _Concepts(dict):
+    """The concepts of one clause, each searched the first time a rule asks for it: most
+    rules fail on their first concept, and the others are then never searched."""
+
+    def __init__(self, patterns: dict[str, re.Pattern[str]], clause: str) -> None:
+        super().__init__()
+        self._patterns, self._clause = patterns, clause
+
+    def __missing__(self, name: str) -> re.Match[str] | None:
+        found = self[name] = self._patterns[name].search(self._clause)
+        return found
+
+
 def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, str] | None:
     """(intent, evidence) for one normalised clause (and the one before it), or None.
 
     `raw` is the clause with its quoted code kept: a command there may read the secrets
     (`env | base64`) that the prose around it sends out."""
     c = _compiled()
-    found = {k: rx.search(clause) for k, rx in c.items()}
+    found = _Concepts(c, clause)
 
     def has(*names: str) -> bool:
         return all(found[n] for n in names)
@@ -580,7 +593,7 @@ def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, st
     whole = found  # concepts of the whole clause, subordinate part included
     full_clause = clause
     clause = main_clause(clause) if not _CJK.search(clause) else clause
-    found = {k: rx.search(clause) for k, rx in c.items()}
+    found = _Concepts(c, clause)
     for name in ("control", "audience", "addressee"):  # "when asked for confirmation, say yes"
         found[name] = found[name] or whole[name]
     control = found["control"] or (
