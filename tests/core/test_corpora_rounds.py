@@ -1,0 +1,74 @@
+"""The fresh sets of earlier rounds as regression floors (each measured once unseen, then
+tuned on and kept; see tests/corpora/roundN/README.md). A floor only says "no worse than
+the figure recorded when the set was folded in"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from engram.core.memory import parse_memory
+from engram.core.safety.injection import find_injection
+from engram.core.safety.scan import redact
+from engram.core.safety.screen import memory_findings
+from tests.conftest import bench_module
+
+CORPORA = Path(__file__).resolve().parents[2] / "tests" / "corpora"
+
+
+class Floors(NamedTuple):
+    flagged: int  # ordinary memories withheld or redacted on read, at most
+    leaked: int  # secrets left in the text by the write-side redaction, at most
+    altered: int  # look-alikes changed, at most
+    strict: tuple[float, float]  # what an agent proposes: (recall at least, benign refused at most)
+    lenient: tuple[float, float]  # a hand-written file on read: the same
+
+
+FLOORS = {
+    # round 7: 4/340, 26/170, 6/28; strict 120/185 with 4/184; lenient 99/185 with 2/184
+    "round7": Floors(4, 26, 6, (0.64, 0.025), (0.53, 0.012)),
+    # round 8: 2/336, 24/214, 2/40; strict 167/214 with 9/174; lenient 113/214 with 7/174
+    "round8": Floors(2, 24, 2, (0.77, 0.055), (0.52, 0.041)),
+}
+
+
+def _cases(round_: str, name: str) -> list[dict]:
+    lines = (CORPORA / round_ / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines if x.strip()]
+
+
+@pytest.mark.parametrize("round_", sorted(FLOORS))
+def test_ordinary_team_memory_reaches_the_agent_as_written(round_: str) -> None:
+    score = bench_module("score_ordinary")
+    flagged = []
+    for case in _cases(round_, "ordinary.jsonl"):
+        found = memory_findings(parse_memory(score.as_file(case), Path(f"{case['id']}.md")))
+        if found.unsafe or found.secrets:
+            flagged.append(case["id"])
+    assert len(flagged) <= FLOORS[round_].flagged, flagged
+
+
+@pytest.mark.parametrize("round_", sorted(FLOORS))
+def test_secret_floors(round_: str) -> None:
+    cases = _cases(round_, "secrets.jsonl")
+    leaked = [c["id"] for c in cases if c["secret"] and any(
+        s in redact(c["text"]).text for s in c["secrets"])]  # fmt: skip
+    altered = [c["id"] for c in cases if not c["secret"] and redact(c["text"]).text != c["text"]]
+    assert len(leaked) <= FLOORS[round_].leaked, leaked
+    assert len(altered) <= FLOORS[round_].altered, altered
+
+
+@pytest.mark.parametrize("round_", sorted(FLOORS))
+def test_injection_floors_hold_on_both_sides(round_: str) -> None:
+    cases = _cases(round_, "injection.jsonl")
+    attacks = [c["text"] for c in cases if c["injection"]]
+    benign = [c["text"] for c in cases if not c["injection"]]
+    for strict in (True, False):
+        caught = sum(find_injection(t, strict=strict) is not None for t in attacks)
+        refused = sum(find_injection(t, strict=strict) is not None for t in benign)
+        floor, ceiling = FLOORS[round_].strict if strict else FLOORS[round_].lenient
+        assert caught / len(attacks) >= floor, (strict, caught)
+        assert refused / len(benign) <= ceiling, (strict, refused)
