@@ -275,6 +275,44 @@ def memory_findings(mem: Memory) -> Findings:
     return screen_memory(mem)
 
 
+PARALLEL_FROM = 200  # memories to screen: below this a pool of workers costs more than it saves
+
+
+def many_memory_findings(mems: list[Memory]) -> list[Findings]:
+    """`memory_findings` of each memory, in order; in worker processes, one per CPU, when
+    there are many (a first `verify` of a large memory): the screen is CPU-bound Python, so
+    processes rather than threads. Any trouble starting them: one process, same answers."""
+    cpus = _usable_cpus()
+    if len(mems) < PARALLEL_FROM or cpus < 2:
+        return [memory_findings(m) for m in mems]
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from pickle import PicklingError
+
+    methods = multiprocessing.get_all_start_methods()
+    # fork is cheap (the compiled screen is inherited) but unsafe beside other threads
+    method = "fork" if "fork" in methods and threading.active_count() == 1 else "spawn"
+    first = memory_findings(mems[0])  # compiles the screen before the workers fork
+    try:
+        context = multiprocessing.get_context(method)
+        with ProcessPoolExecutor(max_workers=min(cpus, 8), mp_context=context) as pool:
+            rest = list(pool.map(memory_findings, mems[1:], chunksize=32))
+    except (OSError, RuntimeError, BrokenProcessPool, PicklingError, ValueError):
+        rest = [memory_findings(m) for m in mems[1:]]
+    return [first, *rest]
+
+
+def _usable_cpus() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def title_findings(title: str) -> Findings:
     """Findings of a title alone: what a listing of every card can afford to check."""
     from engram.core.safety.scan import redact

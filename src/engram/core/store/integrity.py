@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from engram.core.errors import ContainmentError, UsageError
 from engram.core.memory import Memory, MemoryParseError
 from engram.core.results import Diagnostic, Result
-from engram.core.safety.screen import decode_findings, memory_findings
+from engram.core.safety.screen import decode_findings, many_memory_findings
 from engram.core.store.bounded import BadFileError
 from engram.core.store.files import (
     LAYOUT_DIRS,
@@ -199,6 +199,10 @@ def _write_screened(
         )
 
 
+def _parsed(facts: FileFacts | None) -> bool:
+    return facts is not None and facts.error is None  # else reported as invalid
+
+
 def content_report(
     root: Root, facts: dict[str, FileFacts], stored: Screened, key: bytes | None
 ) -> dict[str, list[dict[str, str]]]:
@@ -220,20 +224,28 @@ def content_report(
     ]
     reviewed: list[dict[str, str]] = []
     seen: dict[str, str] = {}
-    for fs in scan_files(root, MEMORY_DIRS):
-        known = facts.get(fs.rel)
-        if known is None or known.error is not None:
-            continue  # reported as invalid
-        digest = known.digest
-        flag = stored.entries.get(digest)
-        if flag is None:
-            mem = known.memory
-            if mem is None:
-                try:
-                    mem, _ = read_memory_file(root, fs.rel)
-                except (MemoryParseError, OSError):
-                    continue
-            flag = memory_findings(mem).encode()
+    files = [fs for fs in scan_files(root, MEMORY_DIRS) if _parsed(facts.get(fs.rel))]
+    todo: dict[str, Memory] = {}  # file versions no verify of this user screened yet
+    for fs in files:
+        known = facts[fs.rel]
+        if known.digest in stored.entries or known.digest in todo:
+            continue
+        mem = known.memory
+        if mem is None:
+            try:
+                mem, _ = read_memory_file(root, fs.rel)
+            except (MemoryParseError, OSError):
+                continue
+        todo[known.digest] = mem
+    screened = dict(zip(todo, many_memory_findings(list(todo.values())), strict=True))
+    for fs in files:
+        digest = facts[fs.rel].digest
+        if digest in stored.entries:
+            flag = stored.entries[digest]
+        elif digest in screened:
+            flag = screened[digest].encode()
+        else:
+            continue  # unreadable since the walk
         seen[digest] = flag
         found = decode_findings(flag)
         if not (found.unsafe or found.secrets):
