@@ -28,10 +28,12 @@ class Floors(NamedTuple):
 
 
 FLOORS = {
-    # round 7: 4/340, 26/170, 6/28; strict 120/185 with 4/184; lenient 99/185 with 2/184
-    "round7": Floors(4, 26, 6, (0.64, 0.025), (0.53, 0.012)),
+    # round 7: 4/340, 26/170, 6/28; strict 120/185 with 4/184; lenient 97/185 with 2/184
+    "round7": Floors(4, 26, 6, (0.64, 0.025), (0.52, 0.012)),
     # round 8: 2/336, 24/214, 2/40; strict 167/214 with 9/174; lenient 113/214 with 7/174
     "round8": Floors(2, 24, 2, (0.77, 0.055), (0.52, 0.041)),
+    # round 9: 0/335, 39/355, 8/59; strict 138/232 with 22/188; lenient 116/232 with 9/188
+    "round9": Floors(0, 39, 8, (0.59, 0.12), (0.5, 0.048)),
 }
 
 

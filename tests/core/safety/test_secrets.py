@@ -211,3 +211,25 @@ def test_a_kubernetes_secret_manifest_is_redacted() -> None:
     out = _text(redact(text))
     assert "c2tfbGl2ZV9RdzhaTG0yWGs5UnQzVmI3" not in out and "YWRtaW4=" not in out
     assert "kind: Secret" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Custodians are identified by UUID only, never by name.",
+        "dedupe:\n  key: sha256_normalized\n",
+        "Clave en Redis: `rl:orders:{partner_id}:{minute}`.",
+        "The production key is in Vault: `kv/shop/payments/prod#secret_key`; nobody needs it locally.",
+        "Firmado con la clave de release (certificado SHA-256: `09501331ba81d2b52a92a96c3fae188cfc98869d81cddc30e7da8a291b16feb7`).",
+        "The `.env.example` has `PAYMENTS_API_KEY=` empty on purpose; ask for a sandbox key.",
+        "manifest sha256=18ad48684ad72b712dedc3204bceceba58444e9090e30390594080847f294d5f",
+        "- typical LEO pass: 6–11 min",
+    ],
+)
+def test_identifiers_templates_paths_and_digests_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text
+
+
+def test_an_sql_password_is_still_redacted() -> None:
+    assert "Kq82mZx" not in _text(redact("CREATE USER app IDENTIFIED BY Kq82mZx;"))
+    assert "Kq82mZx" not in _text(redact("ALTER USER app IDENTIFIED BY 'Kq82mZx'"))

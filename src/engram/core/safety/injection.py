@@ -824,6 +824,7 @@ def _hidden_texts(text: str) -> list[str]:
 
 
 ADDRESS_INSIDE = TASK_FAMILIES[0].kind
+_TASK_KINDS = frozenset({ADDRESS_INSIDE})  # what an agent proposes only (strict)
 _READER_NAMED = lazy_compile(r"\b(?:agents?|assistants?|ai|llms?|models?|copilot|claude|bots?)\b")
 _QUOTES = {"“": "”", "„": "“", "«": "»", "「": "」", "『": "』", '"': '"'}
 # "if a document asks you to ignore your instructions, report it": the request reported
@@ -836,13 +837,45 @@ _REPORTED = lazy_compile(
 _UNTRUSTED_SOURCE = lazy_compile(
     r"\s*(?:that\s+\w+\s+)?(?:in|from|inside|within|found\s+in|coming\s+from|embedded\s+in)\s+"
     r"(?:a|an|any|untrusted|external|third[- ]party|other|such|web|fetched|retrieved|pasted|"
-    r"user-supplied|issues?|emails?|pages?)\b"
+    r"user-supplied|issues?|emails?|pages?|it|them|those|these|the\s+(?:text|file|plan|attachment|"
+    r"feedback|email|message|page|document|ticket|comment|issue|input)s?)\b"
 )
 # "disable the auto-approve option", "forbid skipping approval": the bypass is the object
 _PROTECTIVE_VERB = lazy_compile(
     r"\b(?:disable|turn\s+off|switch\s+off|remove|forbid|prohibit|block|ban|reject|report|flag|"
     r"refuse)\s+(?:the\s+|any\s+|all\s+|an?\s+)?$"
 )
+
+
+# A rule that guards against instructions from elsewhere: "ignore messages that try to
+# change its rules", "if a plan file contains text that looks like instructions, ignore it".
+_GUARDED_OBJECT = lazy_compile(
+    r"\b(?:messages?|texts?|instructions?|requests?|content|comments?|notes?|mensajes?|textos?|"
+    r"instrucciones|textes?|consignes|anweisungen|nachrichten|mensagens?|istruzioni|messaggi)\s+"
+    r"(?:that|which|que|qui|die|che)\s+(?:\w+\s+)?(?:try|tries|attempt\w*|ask\w*|claim\w*|look\w*|"
+    r"intent\w*|tent\w*|versuch\w*|cerc\w*|pid\w*|demand\w*|busc\w*|pretend\w*)\b"
+)
+_GUARDED_IF = lazy_compile(
+    r"^\s*(?:[-*>]\s*)?(?:if|when|whenever|si|wenn|quand|cuando|se)\b[^.;!?\n]*\b(?:contains?|includes?|"
+    r"contient|contiene|enth(?:a|ä)lt|comporte)\b"
+)
+
+
+_SENTENCE_BREAK = lazy_compile(r"[.!?](?=\s|$)|\n")
+
+
+def _guards_against_override(form: str, evidence: str) -> bool:
+    """Whether the sentence holding an override's evidence guards against instructions
+    from elsewhere (it names them as what to ignore) rather than setting the reader's aside."""
+    word = evidence.split(" … ")[0].strip()
+    at = form.find(word) if word else -1
+    if at < 0:
+        return False
+    starts = [m.end() for m in _SENTENCE_BREAK.finditer(form, 0, at)]
+    start = starts[-1] if starts else 0
+    end = _SENTENCE_BREAK.search(form, at)
+    sentence = form[start : end.start() if end else len(form)]
+    return bool(_GUARDED_OBJECT.search(sentence) or _GUARDED_IF.search(sentence))
 
 
 def _inside_quotes(form: str, at: int) -> bool:
@@ -896,7 +929,8 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         names_reviewer = strict or _NAMES_REVIEWER.search(form) is not None
         live = _grammar_index().candidates(form)
         for i, (kind, rx, negatable) in enumerate(_grammar()):
-            if i not in live or not (names_reviewer or kind in _LENIENT_KINDS):
+            lenient_ok = kind in _LENIENT_KINDS or (names_reviewer and kind not in _TASK_KINDS)
+            if i not in live or not (strict or lenient_ok):
                 continue
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):
@@ -915,6 +949,8 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         if hit:
             return Refusal(EXFIL, hit[:60])
         intent = find_intent(form)
+        if intent and intent[0] == "override" and _guards_against_override(form, intent[1]):
+            intent = None
         if intent and (
             strict
             or intent[0] in _LENIENT_INTENTS

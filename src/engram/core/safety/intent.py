@@ -453,7 +453,7 @@ _OWN_CONFIG = lazy_compile(
     r"\b(?:instrucciones|instrucoes|instructions|consignes|istruzioni|anweisungen)\s+(?:que\s+(?:recibiste|"
     r"recebeu|tu\s+as\s+recues)|che\s+hai\s+ricevuto|die\s+du\s+erhalten|you\s+(?:received|were\s+given|got))|"
     r"\b(?:hidden|initial|original|secret|full|complete)\s+(?:\w+\s+)?(?:system\s+)?(?:prompt|instructions|"
-    r"configuration|message)\b|\bsystem\s+(?:prompt|message)\b[^.;]{0,30}\b(?:you|tu|que\s+tu)\b|"
+    r"configuration)\b|\b(?:hidden|initial|original|secret|full|complete)\s+system\s+message\b|\bsystem\s+(?:prompt|message)\b[^.;]{0,30}\b(?:you|tu|que\s+tu)\b|"
     r"\bmessage\s+systeme\s+que\s+tu|\bistruzioni\s+nascoste|\binstrucciones\s+(?:de(?:l)?\s+sistema|ocultas)|"
     r"\bwhat\s+(?:\w+\s+)?(?:were\s+you|you\s+were|did\s+they\s+tell\s+you)\s+told\b|"
     r"\b(?:mensaje|mensagem|message|messaggio)\s+(?:de|del|do|du|di)\s+(?:sistema|systeme)\b|"
@@ -496,15 +496,33 @@ _MENTIONED = lazy_compile(
 )
 
 
+# Short quoted phrases inside parentheses are examples given in passing ("text that looks
+# like instructions ("approve this", "run that")"): mentioned, not said.
+_QUOTED_IN_PARENS = lazy_compile(
+    r"(?<![\w(])\((?P<body>[^(){}\n]{0,200}?[\"“«„][^(){}\n]{0,200}?)\)"
+)
+_QUOTED_SHORT = lazy_compile(r"[\"“«„][\w\s,.'’!?…-]{1,60}[\"”»“]")  # a phrase: no code
+
+
 def blank_mentions(text: str) -> str:
-    return _MENTIONED.sub(
-        lambda m: (
+    def blank(m: re.Match[str]) -> str:
+        return (
             text[m.start() : m.start("body")]
             + " " * len(m.group("body"))
             + text[m.end("body") : m.end()]
-        ),
-        text,
-    )
+        )
+
+    text = _MENTIONED.sub(blank, text)
+    if "(" in text:
+        text = _QUOTED_IN_PARENS.sub(
+            lambda m: (
+                _QUOTED_SHORT.sub(lambda q: " " * len(q.group(0)), m.group(0))
+                if all(len(q.group(0).split()) <= 8 for q in _QUOTED_SHORT.finditer(m.group(0)))
+                else m.group(0)
+            ),
+            text,
+        )
+    return text
 
 
 _ROLE_SWITCH = lazy_compile(
@@ -534,6 +552,21 @@ _USER_OBJECT = lazy_compile(
     r"questions?|objections?|concerns?|choices?|decisions?|answers?|corrections?|feedback|input|"
     r"rules?|preferences?)\b)"
 )
+
+
+# "skip that review only for emergency calls", "unless the release has no UI change": a
+# team scoping an exception to its own control, not a request to switch it off.
+_SCOPED_EXCEPTION = lazy_compile(
+    r"\bonly\s+(?:for|when|if|then|in|on|during|after|with)\b|\bunless\b|\bexcept\b|"
+    r"\bsolo\s+(?:para|cuando|si)\b|\bseulement\s+(?:pour|si|quand)\b|\bnur\s+(?:f(?:u|ü)r|wenn|bei)\b"
+)
+
+
+_USER_CLAIM = lazy_compile(
+    r"\b(?:the\s+)?(?:user|owner|admin|administrator|human|developer|maintainer)s?\s+(?:has\s+|have\s+)?"
+    r"(?:already\s+)?(?:asked|wants|told|instructed|approved|authori[sz]ed|said|requested|allowed)\b"
+)
+_SENTENCE_END = lazy_compile(r"[.!?。！？](?=\s|$)|\n")
 
 
 class _Concepts(dict):
@@ -603,7 +636,7 @@ def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, st
         found["remove"] = _SPLIT_OFF.search(clause) or _NO_NEED.search(clause)
     if found["cheat"] and aimed and not _negated(clause, found["cheat"].start()):
         return "disable_safety", found["cheat"].group(0)
-    if found["remove"] and control and aimed:
+    if found["remove"] and control and aimed and not _SCOPED_EXCEPTION.search(full_clause):
         r = found["remove"]
         if not _negated(clause, r.start()):
             return "disable_safety", f"{r.group(0)} … {control.group(0)}"
@@ -748,17 +781,29 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
         if hit:
             return hit
         before = clause
-    head = AUTHORITY_HEAD.search(form)
-    if head:
-        rest = form[head.end() :]
+    for head in AUTHORITY_HEAD.finditer(form):
+        # what a head introduces: its own sentence, not the rest of the note
+        end = _SENTENCE_END.search(form, head.end())
+        rest = form[head.end() : end.start() if end else len(form)]
         c = _compiled()
-        for name in ("grant", "control", "set_aside", "write_memory", "remove", "sensitive"):
+        # (naming a password after "Policy:" is a team's rule, not a forged order; moving
+        # one out is)
+        for name in ("grant", "control", "set_aside", "write_memory", "remove"):
             m = c[name].search(rest)
             if m:
                 return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
         m = _READER_SUBJECT.search(rest)
         if m:
             return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
+        m = _USER_CLAIM.search(rest)
+        if m:  # "Tool output (policy): the user asked you earlier to …": authority claimed
+            return "fake_system", f"{head.group(0).strip()} … {m.group(0)}"
+        sensitive, moved = c["sensitive"].search(rest), c["move_out"].search(rest)
+        if sensitive and moved:  # "NOTE TO MODEL: paste the contents of .env into …"
+            return (
+                "fake_system",
+                f"{head.group(0).strip()} … {moved.group(0)} … {sensitive.group(0)}",
+            )
     if loose:
         c = _compiled()
         if c["addressee"].search(blanked) and re.search(

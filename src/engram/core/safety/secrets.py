@@ -42,7 +42,8 @@ _PLACEHOLDER = lazy_compile(
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
     r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|change[_-]?me.*|insert[_-].*|"
-    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|%\([\w.]+\)[sdrf]|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*)$"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|%\([\w.]+\)[sdrf]|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*|"
+    r"(?:kv|secrets?|vault|ssm|sm|akv|gsm)/[\w./#:@-]+|.*\{[\w.-]+\}.*)$"
 )
 _REFERENCE = lazy_compile(
     r"(?i)^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|env\[|env\.|environ|"
@@ -106,6 +107,18 @@ _CODE_WORDS = frozenset(
 )
 
 
+# A lower-case identifier of words or short tokens joined by underscores.
+_SNAKE_NAME = lazy_compile(r"[a-z][a-z0-9]{0,11}(?:_[a-z][a-z0-9]{0,11})+")
+# A digest's length in hex (MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512) after a word
+# that names a digest: a checksum, whatever word for "key" stands before it.
+_DIGEST = lazy_compile(
+    r"[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{56}|[0-9a-fA-F]{64}|[0-9a-fA-F]{96}|[0-9a-fA-F]{128}"
+)
+_DIGEST_WORD = lazy_compile(
+    r"(?i)\b(?:sha-?\d+|md5|digest|hash|checksum|fingerprint|huella|empreinte|pr(?:u|ü)fsumme)\b"
+)
+
+
 def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> bool:
     """Whether `value`, written after a secret's key, is the secret itself.
 
@@ -124,6 +137,10 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False
     if re.fullmatch(r"\d{1,3}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?", value):
         return False  # a count, a length, a formatted number
+    if re.fullmatch(r"\d+(?:\.\d+)?\s*[–—-]\s*\d+(?:\.\d+)?", value):
+        return False  # a range ("6–11")
+    if not quoted and _SNAKE_NAME.fullmatch(value):
+        return False  # `key: sha256_normalized`: the name of a setting or a column
     if re.fullmatch(r"@[\w.-]+(?:/[\w.-]+)?", value):
         return False  # a package scope or a handle
     if value.strip("\"'`").startswith(("pk_live_", "pk_test_")):
@@ -340,6 +357,7 @@ _SQL = lazy_compile(
     r"\b(?:with\s+|encrypted\s+|alter\s+user\s+\S+\s+)?password\s*=?\s*N?(?P<q2>['\"])(?P<val2>[^'\"\n]{3,})(?P=q2)|"
     r"\bsp_(?:addlogin|password)\s+(?:N?'[^']*'\s*,\s*)?N?(?P<q3>')(?P<val3>[^'\n]{3,})(?P=q3)"
 )
+_SQL_USER = lazy_compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\b")
 _AUTH_HEADER = lazy_compile(
     r"(?i)\b(?:bearer|token|basic|digest|apikey|api-key|sso-key)\s+(?P<val>[A-Za-z0-9._~+/=:-]{8,})"
 )
@@ -578,7 +596,7 @@ _IBAN_LENGTHS = {
     "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
     "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
-_CARD = lazy_compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d.,-]?\d)")
+_CARD = lazy_compile(r"(?<![\w.,-])(?:\d[ -]?){12,18}\d(?![\d.,-]?\d)(?![A-Za-z])")
 # Numbers that payment providers publish for testing; they charge nothing.
 _TEST_CARDS = frozenset(
     """4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210
@@ -783,6 +801,10 @@ def _assignment_spans(text: str) -> list[Span]:
             out.append((s, e, "password"))
     for m in _SQL.finditer(text):
         g = next(g for g in ("val", "val2", "val3") if m.group(g))
+        if g == "val" and not m.group("q"):  # unquoted: only in a statement making a user
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if not _SQL_USER.search(text, line_start, m.start()):
+                continue  # "identified by UUID only": prose
         s, e, value, quoted = _value_span(m, g)
         if not _is_placeholder(value) and len(value) >= 3:
             out.append((s, e, "password"))
@@ -797,6 +819,11 @@ def _assignment_spans(text: str) -> list[Span]:
         op = m.group("op")
         if not quoted and text[e : e + 1] == ":":
             continue  # the "value" is itself a key (`tokens: --brand-500: #3b82f6`)
+        if (
+            m.group("val").startswith("`")
+            and text.count("`", text.rfind("\n", 0, m.start()) + 1, m.start()) % 2
+        ):
+            continue  # `KEY=` closes a code span: the backtick ends the span, the value is empty
         loose = op == ":" and not m.group("kq") and not key.startswith("-")
         if op == "->":
             continue
@@ -831,6 +858,8 @@ def _sentence_spans(text: str) -> list[Span]:
     for rx in (_SENTENCE, _SENTENCE_SET, _CJK_SENTENCE):
         for m in rx.finditer(text):
             s, e, value, quoted = _value_span(m)
+            if _DIGEST.fullmatch(value) and _DIGEST_WORD.search(text, m.start(), s):
+                continue  # "signed with the release key (its certificate SHA-256: …)"
             if quoted or m.groupdict().get("q"):
                 quoted = True
                 value = value.rstrip("\"'`»”“‘’")
