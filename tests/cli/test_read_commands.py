@@ -236,7 +236,7 @@ def test_a_cold_load_imports_only_what_it_needs(demo: Path) -> None:
     probe = (
         "import sys; from engram.cli.main import main; sys.argv = ['engram', *sys.argv[1:]];"
         " code = main(); sys.stdout.flush();"
-        " sys.stderr.write(' '.join(m for m in ('argparse', '_hashlib', 'subprocess',"
+        " sys.stderr.write(' '.join(m for m in ('argparse', '_hashlib', 'subprocess', 'secrets',"
         " 'engram.core.read.signals', 'engram.core.safety.scan',"
         " 'engram.core.safety.injection', 'engram.core.safety.secrets')"
         " if m in sys.modules))"

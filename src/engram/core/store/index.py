@@ -14,7 +14,6 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 import sqlite3
 import stat
 import time
@@ -327,7 +326,7 @@ class Index:
                 self._keep_stats(stats)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    (GENERATION_KEY, secrets.token_hex(8)),
+                    (GENERATION_KEY, os.urandom(8).hex()),
                 )
         return len(todo) + len(gone)
 
