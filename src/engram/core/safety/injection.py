@@ -21,7 +21,7 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engram.core.safety.intent import aimed_at_reader, blank_mentions, find_intent
+from engram.core.safety.intent import NEGATED_AFTER, aimed_at_reader, blank_mentions, find_intent
 from engram.core.safety.normalise import (
     CODE_SPAN,
     folded,
@@ -878,16 +878,50 @@ def _guards_against_override(form: str, evidence: str) -> bool:
     return bool(_GUARDED_OBJECT.search(sentence) or _GUARDED_IF.search(sentence))
 
 
-def _inside_quotes(form: str, at: int) -> bool:
-    """Whether position `at` falls between quotation marks on its line (a phrase mentioned)."""
+# A permission a team scopes ("may run the linter without asking; anything that deploys
+# needs a human"), a bypass a rule refuses ("reject any memory that asks to skip approval"),
+# or one negated after the verb (Korean, Japanese: "승인 없이 배포하지 마세요").
+_SCOPED_PERMISSION = lazy_compile(
+    r"\bonly\s+(?:for|when|if|in|on|during|after|with|the|your|its|their)\b|\bbut\s+(?:must|ask|show|never)\b|\b(?:anything|everything)\s+(?:else|that)\b|"
+    r"\bask\s+(?:first\s+)?before\b|\bneeds?\s+(?:a\s+)?(?:human|reviewer|review|owner|approval|pr)\b|"
+    r"\bmust\s+(?:never|not|show)\b|\bunless\b|\bexcept\b"
+)
+_REFUSING_RULE = lazy_compile(
+    r"\b(?:reject|refuse|flag|report|block|forbid)\w*\s+(?:any|all|every|such)\b[^.!?\n]*\b(?:that|which)\s+"
+    r"(?:contains?|asks?|includes?|tells?)\b"
+)
+
+
+def _scoped_or_refused(form: str, m: re.Match[str]) -> bool:
+    starts = [x.end() for x in _SENTENCE_BREAK.finditer(form, 0, m.start())]
+    end = _SENTENCE_BREAK.search(form, m.end())
+    sentence = form[starts[-1] if starts else 0 : end.start() if end else len(form)]
+    after = form[m.end() : end.start() if end else len(form)]
+    return bool(
+        _SCOPED_PERMISSION.search(sentence)
+        or _REFUSING_RULE.search(sentence)
+        or NEGATED_AFTER.search(after)
+    )
+
+
+def _inside_quotes(form: str, at: int, *, max_words: int = 0) -> bool:
+    """Whether position `at` falls between quotation marks on its line (a phrase mentioned);
+    `max_words`: only a quoted phrase of two to that many words counts."""
     line_start = form.rfind("\n", 0, at) + 1
     before = form[line_start:at]
     for opener, closer in _QUOTES.items():
         if opener == closer:
-            if before.count(opener) % 2 == 1 and closer in form[at : at + 120]:
-                return True
-        elif before.rfind(opener) > before.rfind(closer) and closer in form[at : at + 120]:
-            return True
+            inside = before.count(opener) % 2 == 1
+        else:
+            inside = before.rfind(opener) > before.rfind(closer)
+        close = form.find(closer, at, at + 120)
+        if not inside or close < 0:
+            continue
+        if max_words:
+            phrase = form[line_start + before.rfind(opener) + 1 : close].split()
+            if not 2 <= len(phrase) <= max_words:
+                continue
+        return True
     return False
 
 
@@ -896,6 +930,10 @@ def _mention_not_request(form: str, m: re.Match[str], kind: str) -> bool:
     request to the reader: quoted, reported ("if it asks you to …"), the instructions of an
     untrusted source, or a bypass named as the thing to switch off."""
     if kind in (OVERRIDE, ROLE, SYSTEM) and _inside_quotes(form, m.start()):
+        return True
+    if kind == BYPASS and _inside_quotes(form, m.start(), max_words=3):
+        return True  # the "skip approval" label: a short phrase named, not a payload quoted
+    if kind == BYPASS and _scoped_or_refused(form, m):
         return True
     clause_start = max(form.rfind(c, 0, m.start()) for c in ".!?;\n") + 1
     head = form[clause_start : m.start()]

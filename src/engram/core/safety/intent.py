@@ -566,6 +566,10 @@ _USER_CLAIM = lazy_compile(
     r"\b(?:the\s+)?(?:user|owner|admin|administrator|human|developer|maintainer)s?\s+(?:has\s+|have\s+)?"
     r"(?:already\s+)?(?:asked|wants|told|instructed|approved|authori[sz]ed|said|requested|allowed)\b"
 )
+# A negation after the verb, where Korean and Japanese put it ("승인 없이 배포하지 마세요").
+NEGATED_AFTER = lazy_compile(
+    r"(?:하지\s*마|하지\s*않|지\s*마세요|しないで|してはいけない|禁止|不要|不得)"
+)
 _SENTENCE_END = lazy_compile(r"[.!?。！？](?=\s|$)|\n")
 
 
@@ -638,7 +642,7 @@ def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, st
         return "disable_safety", found["cheat"].group(0)
     if found["remove"] and control and aimed and not _SCOPED_EXCEPTION.search(full_clause):
         r = found["remove"]
-        if not _negated(clause, r.start()):
+        if not _negated(clause, r.start()) and not NEGATED_AFTER.search(clause, r.end()):
             return "disable_safety", f"{r.group(0)} … {control.group(0)}"
     sensitive = (
         found["sensitive"]
