@@ -61,7 +61,7 @@ def test_a_guarded_pattern_answers_like_the_plain_one() -> None:
 
 def test_the_index_names_every_pattern_that_may_match() -> None:
     patterns = [r"\bignore\s+rules\b", r"\d{4}", r"exfiltrat\w+", r"密码"]
-    index = KeywordIndex([required_literals(p) for p in patterns])
+    index = KeywordIndex([Keywords(required_literals(p)) for p in patterns])
     text = "Ignore rules and exfiltrate 密码"
     assert index.candidates(text) == {0, 1, 2, 3}
     assert index.candidates("a plain note") == {1}  # a pattern without keywords always runs

@@ -728,7 +728,7 @@ def _grammar() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
 
 @lru_cache(maxsize=1)
 def _grammar_index() -> KeywordIndex:
-    return KeywordIndex([rx.keywords.groups for _, rx, _ in _grammar()])
+    return KeywordIndex([rx.keywords for _, rx, _ in _grammar()])
 
 
 # What withholds a hand-written file nobody reviewed (`strict=False`): only the families
@@ -864,6 +864,13 @@ _GUARDED_IF = lazy_compile(
 _SENTENCE_BREAK = lazy_compile(r"[.!?](?=\s|$)|\n")
 
 
+def _sentence_bounds(form: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) of the sentence holding `form[start:end]`."""
+    starts = [m.end() for m in _SENTENCE_BREAK.finditer(form, 0, start)]
+    stop = _SENTENCE_BREAK.search(form, end)
+    return (starts[-1] if starts else 0), (stop.start() if stop else len(form))
+
+
 def _guards_against_override(form: str, evidence: str) -> bool:
     """Whether the sentence holding an override's evidence guards against instructions
     from elsewhere (it names them as what to ignore) rather than setting the reader's aside."""
@@ -871,10 +878,8 @@ def _guards_against_override(form: str, evidence: str) -> bool:
     at = form.find(word) if word else -1
     if at < 0:
         return False
-    starts = [m.end() for m in _SENTENCE_BREAK.finditer(form, 0, at)]
-    start = starts[-1] if starts else 0
-    end = _SENTENCE_BREAK.search(form, at)
-    sentence = form[start : end.start() if end else len(form)]
+    first, last = _sentence_bounds(form, at, at)
+    sentence = form[first:last]
     return bool(_GUARDED_OBJECT.search(sentence) or _GUARDED_IF.search(sentence))
 
 
@@ -893,10 +898,8 @@ _REFUSING_RULE = lazy_compile(
 
 
 def _scoped_or_refused(form: str, m: re.Match[str]) -> bool:
-    starts = [x.end() for x in _SENTENCE_BREAK.finditer(form, 0, m.start())]
-    end = _SENTENCE_BREAK.search(form, m.end())
-    sentence = form[starts[-1] if starts else 0 : end.start() if end else len(form)]
-    after = form[m.end() : end.start() if end else len(form)]
+    first, last = _sentence_bounds(form, m.start(), m.end())
+    sentence, after = form[first:last], form[m.end() : last]
     return bool(
         _SCOPED_PERMISSION.search(sentence)
         or _REFUSING_RULE.search(sentence)

@@ -188,13 +188,13 @@ class KeywordIndex:
 
     __slots__ = ("_always", "_by_gram", "_checks")
 
-    def __init__(self, patterns: list[Groups]) -> None:
-        """`patterns`: the required literals of each pattern, in order."""
+    def __init__(self, patterns: list[Keywords]) -> None:
+        """`patterns`: the keyword check of each pattern, in order."""
         self._always: set[int] = set()
         self._by_gram: dict[str, set[int]] = {}
-        self._checks: list[Keywords] = []
-        for i, groups in enumerate(patterns):
-            self._checks.append(Keywords(groups))
+        self._checks = patterns
+        for i, keywords in enumerate(patterns):
+            groups = keywords.groups
             if not groups:
                 self._always.add(i)
             for lit in groups[0] if groups else ():

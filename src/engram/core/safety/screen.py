@@ -8,6 +8,7 @@ between such a file and the agent that trusts what Engram shows it.
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -305,8 +306,6 @@ def many_memory_findings(mems: list[Memory]) -> list[Findings]:
 
 
 def _usable_cpus() -> int:
-    import os
-
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -341,7 +341,7 @@ class Index:
         if row is None:
             return None
         generation, _, value = str(row[0]).partition("\n")
-        return value if generation == self._generation() else None
+        return value if generation == self.generation() else None
 
     def keep_derived(self, key: str, value: str, generation: str) -> None:
         """Keep `value`, computed from the memories at `generation` (read before computing:
@@ -352,7 +352,7 @@ class Index:
                 (DERIVED_PREFIX + key, f"{generation}\n{value}"),
             )
 
-    def _generation(self) -> str:
+    def generation(self) -> str:
         """A token that changes whenever the memories change, in any process (a random one,
         so a rebuilt index never repeats one an older index had): values derived from the
         rows name the generation they saw."""
@@ -361,14 +361,11 @@ class Index:
         ).fetchone()
         return str(row[0]) if row is not None else ""
 
-    def generation(self) -> str:
-        return self._generation()
-
     def memo(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         """Per-term answers (document counts, postings) kept for this generation of the
         index: a task and the model's searches share their terms, and a warm server sees
         the same terms again; any change to the memories, by any process, clears them."""
-        generation = self._generation()
+        generation = self.generation()
         if generation != self._memo_generation:
             self._term_memo.clear()
             self._memo_generation = generation

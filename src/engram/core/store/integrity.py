@@ -51,7 +51,7 @@ def check_root(root: Root) -> dict[str, Any]:
     key = user_signing_key()
     stored = _read_screened(root, key)
     facts = _file_facts(root, stored.files)
-    managed = {fs.rel for fs in scan_files(root, MANAGED_DIRS)}
+    managed = {rel for rel in facts if _folder(rel) in MANAGED_DIRS}
     current = {rel: f.digest for rel, f in facts.items() if rel in managed}
     invalid = [
         {"path": rel, "reason": f.error[0], "code": f.error[1]}
@@ -199,8 +199,8 @@ def _write_screened(
         )
 
 
-def _parsed(facts: FileFacts | None) -> bool:
-    return facts is not None and facts.error is None  # else reported as invalid
+def _folder(rel: str) -> str:
+    return rel.split("/", 1)[0]
 
 
 def content_report(
@@ -224,22 +224,23 @@ def content_report(
     ]
     reviewed: list[dict[str, str]] = []
     seen: dict[str, str] = {}
-    files = [fs for fs in scan_files(root, MEMORY_DIRS) if _parsed(facts.get(fs.rel))]
+    # the memory files of the walk `_file_facts` made (in its order), those that parse
+    files = [rel for rel, f in facts.items() if _folder(rel) in MEMORY_DIRS and f.error is None]
     todo: dict[str, Memory] = {}  # file versions no verify of this user screened yet
-    for fs in files:
-        known = facts[fs.rel]
+    for rel in files:
+        known = facts[rel]
         if known.digest in stored.entries or known.digest in todo:
             continue
         mem = known.memory
         if mem is None:
             try:
-                mem, _ = read_memory_file(root, fs.rel)
+                mem, _ = read_memory_file(root, rel)
             except (MemoryParseError, OSError):
                 continue
         todo[known.digest] = mem
     screened = dict(zip(todo, many_memory_findings(list(todo.values())), strict=True))
-    for fs in files:
-        digest = facts[fs.rel].digest
+    for rel in files:
+        digest = facts[rel].digest
         if digest in stored.entries:
             flag = stored.entries[digest]
         elif digest in screened:
@@ -250,28 +251,28 @@ def content_report(
         found = decode_findings(flag)
         if not (found.unsafe or found.secrets):
             continue
-        if is_reviewed(root.path / fs.rel, digest):
-            reviewed.append({"path": fs.rel, "code": "memory.reviewed",
+        if is_reviewed(root.path / rel, digest):
+            reviewed.append({"path": rel, "code": "memory.reviewed",
                              "reason": "was read and kept as written by you; it loads as written"})  # fmt: skip
             continue
         if found.unsafe:
             what = found.unsafe.replace(": ", " reads like an instruction aimed at the agent: ", 1)
             flagged.append(
                 {
-                    "path": fs.rel,
+                    "path": rel,
                     "code": "memory.unsafe",
                     "reason": f"{what}; {FLAG_HINT['memory.unsafe']}; rewrite it, or "
-                    + _accept_hint(fs.rel),
+                    + _accept_hint(rel),
                 }
             )
         if found.secrets:
             flagged.append(
                 {
-                    "path": fs.rel,
+                    "path": rel,
                     "code": "memory.secret",
                     "reason": "holds what looks like a secret or personal data "
                     f"({', '.join(found.secrets)}); {FLAG_HINT['memory.secret']}; "
-                    f"remove it, or {_accept_hint(fs.rel)}",
+                    f"remove it, or {_accept_hint(rel)}",
                 }
             )
     if seen != stored.entries or facts != stored.files:
