@@ -17,6 +17,7 @@ from engram.core.safety.prefilter import (
     Keywords,
     compile_with_keywords,
     fold,
+    required,
     required_literals,
 )
 
@@ -34,9 +35,37 @@ def test_an_optional_part_or_a_keywordless_branch_requires_nothing() -> None:
     assert required_literals(r"x{0,3}password") == (frozenset({"password"}),)
 
 
-def test_two_letters_count_outside_ascii_only() -> None:
+def test_short_literals_and_small_classes_count() -> None:
     assert required_literals(r"密码|口令") == (frozenset({"密码", "口令"}),)
-    assert required_literals(r"ab|cd") == ()
+    assert required_literals(r"ab|cd") == (frozenset({"ab", "cd"}),)
+    assert required_literals(r"[sş]ifre") == (frozenset({"sifre", "şifre"}),)
+    assert frozenset({"@"}) in required_literals(r"\w+@\w+")
+
+
+def test_runs_of_a_class_are_required() -> None:
+    assert ("hex", 16) in required(r"\b(?:[0-9a-fA-F]{2}){8,}\b").runs
+    assert ("digit", 6) in required(r"(?<!\d)\d{6}(?:-\d{6}){7}").runs
+    assert ("base64", 16) in required(r"[A-Za-z0-9+/]{16,}={0,2}").runs
+    # an optional separator breaks the run; a look-ahead between two parts does not
+    assert required(r"\d{3}[ -]?\d{4}").runs == ()
+    assert ("alnum", 12) in required(r"[a-z]{6}(?=x)[0-9]{6}").runs
+
+
+def test_a_run_check_follows_the_engine() -> None:
+    kw = Keywords(required(r"\d{6}"))
+    assert kw.may_match("code ٣٣٣٣٣٣ in Arabic digits")  # \d matches every decimal digit
+    assert not kw.may_match("only 12345 here")
+    hexrun = Keywords(required(r"(?i)[a-f0-9]{10}"))
+    assert re.search(r"(?i)[a-f0-9]{10}", "ABCDEF0123")
+    assert hexrun.may_match("ABCDEF0123")
+    assert not hexrun.may_match("abcdefg123 ghij")
+
+
+def test_literals_registered_after_a_profile_are_still_found() -> None:
+    assert Keywords(required(r"plain")).may_match("a plain text, zqxwv")
+    late = Keywords(required(r"zqxwv"))  # registered after the text's profile was made
+    assert late.may_match("a plain text, zqxwv")
+    assert not late.may_match("a plain text")
 
 
 def test_case_folding_matches_the_engine() -> None:
@@ -93,9 +122,9 @@ def test_every_screen_pattern_compiles_with_keywords() -> None:
 @given(data=st.data())
 def test_whatever_a_pattern_matches_passes_its_keyword_check(index: int, data) -> None:
     pat = PATTERNS[index]
-    compiled, groups = compile_with_keywords(pat.pattern, pat.flags)
+    compiled, needs = compile_with_keywords(pat.pattern, pat.flags)
     plain = re.compile(pat.pattern, pat.flags)
-    if not groups:
+    if not needs.groups and not needs.runs:
         return
     try:
         strategy = st.from_regex(plain, fullmatch=False)
@@ -104,4 +133,4 @@ def test_whatever_a_pattern_matches_passes_its_keyword_check(index: int, data) -
     text = data.draw(strategy)
     assert bool(compiled.search(text)) == bool(plain.search(text))
     if plain.search(text):
-        assert Keywords(groups).may_match(text), (pat.pattern[:80], text)
+        assert Keywords(needs).may_match(text), (pat.pattern[:80], text)

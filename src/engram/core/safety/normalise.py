@@ -44,8 +44,8 @@ class LazyPattern:
     def _compiled(self) -> re.Pattern[str]:
         rx = self._rx
         if rx is None:
-            rx, groups = compile_with_keywords(self.pattern, self.flags)
-            keywords = self._keywords = Keywords(groups)
+            rx, needs = compile_with_keywords(self.pattern, self.flags)
+            keywords = self._keywords = Keywords(needs)
             for method in self._BOUND:
                 bound = getattr(rx, method)
                 if keywords:

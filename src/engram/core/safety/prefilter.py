@@ -13,21 +13,17 @@ literals are compared under the same case folding the regular expression engine 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any, NamedTuple
 
-# Literals shorter than three letters are not worth a check (two Latin letters occur in
-# any text), except outside ASCII, where two letters are a word ("密码", "無視").
-_MIN_LITERAL = 3
+import ahocorasick
 
-
-def _long_enough(group: frozenset[str]) -> bool:
-    return all(len(lit) >= _MIN_LITERAL or (len(lit) == 2 and not lit.isascii()) for lit in group)
-
-
-_MAX_GROUPS = 3  # the most selective groups of a pattern; more cost more than they save
+_MAX_GROUPS = 4  # the most selective literal groups of a pattern; more cost more than they save
+_MAX_VARIANTS = 16  # spellings a run of literals and small classes (`[sş]ifre`) expands to
 
 # Letters the engine treats as one under IGNORECASE although `str.lower` keeps them apart
 # (the dotted capital I, the long s, final sigma, Greek symbol variants, old Cyrillic
@@ -45,48 +41,69 @@ def fold(text: str) -> str:
 
 
 Groups = tuple[frozenset[str], ...]
+Runs = tuple[tuple[str, int], ...]  # (character class, length) of runs every match holds
+
+
+class Needs(NamedTuple):
+    """What every match of a pattern holds: one literal of each group, and a run of that
+    many consecutive characters of each class (`RUN_CLASSES`)."""
+
+    groups: Groups
+    runs: Runs = ()
 
 
 def required_literals(pattern: str, flags: int = 0) -> Groups:
     """Groups of folded literals of which every match of `pattern` holds at least one
     from each group; the most selective first. Empty when nothing is required."""
+    return required(pattern, flags).groups
+
+
+def required(pattern: str, flags: int = 0) -> Needs:
+    """The literals and character runs every match of `pattern` holds."""
     try:
-        return _groups_of(sre_parse.parse(pattern, flags))
+        return _needs_of(sre_parse.parse(pattern, flags))
     except (re.error, RecursionError):
-        return ()
+        return Needs(())
 
 
-def compile_with_keywords(pattern: str, flags: int = 0) -> tuple[re.Pattern[str], Groups]:
-    """The compiled pattern and its required literals, from one parse of `pattern` (the
+def compile_with_keywords(pattern: str, flags: int = 0) -> tuple[re.Pattern[str], Needs]:
+    """The compiled pattern and what its matches hold, from one parse of `pattern` (the
     parse is most of what compiling costs, and a process compiles hundreds of these)."""
     try:
         tree = sre_parse.parse(pattern, flags)
-        groups = _groups_of(tree)
-        return sre_compiler.compile(tree, flags), groups
+        needs = _needs_of(tree)
+        return sre_compiler.compile(tree, flags), needs
     except Exception:
-        return re.compile(pattern, flags), required_literals(pattern, flags)
+        return re.compile(pattern, flags), required(pattern, flags)
 
 
-def _groups_of(tree: object) -> Groups:
-    groups = [g for g in _sequence(list(tree)) if _long_enough(g)]  # type: ignore[call-overload]
+def _needs_of(tree: object) -> Needs:
+    items = list(tree)  # type: ignore[call-overload]
+    groups = [g for g in _sequence(items) if g and all(g)]
     groups.sort(key=lambda g: (-min(map(len, g)), len(g)))
-    return tuple(groups[:_MAX_GROUPS])
+    runs = []
+    for name, (_rx, _member, useful) in RUN_CLASSES.items():
+        length = _run(items, name)
+        if length >= useful:
+            runs.append((name, length))
+    return Needs(tuple(groups[:_MAX_GROUPS]), tuple(runs[:2]))
 
 
 def _sequence(items: list) -> list[frozenset[str]]:
-    """The required groups of a sequence of parsed items: a run of literal characters is
-    one required string; a required sub-part adds its own groups."""
+    """The required groups of a sequence of parsed items: a run of literal characters (and
+    of small classes, spelled out) is one required group; a required sub-part adds its own."""
     groups: list[frozenset[str]] = []
-    run: list[str] = []
+    run: list[str] = [""]
 
     def flush() -> None:
-        if run:
-            groups.append(frozenset({fold("".join(run))}))
-            run.clear()
+        if run != [""]:
+            groups.append(frozenset(fold(r) for r in run))
+        run[:] = [""]
 
     for op, av in items:
-        if op is sre.LITERAL:
-            run.append(chr(av))
+        chars = _small_class(op, av)
+        if chars is not None and len(run) * len(chars) <= _MAX_VARIANTS:
+            run[:] = [r + c for r in run for c in chars]
         elif op is sre.AT:
             continue  # zero-width: the literals on both sides stay adjacent
         elif op is sre.SUBPATTERN:
@@ -107,10 +124,19 @@ def _sequence(items: list) -> list[frozenset[str]]:
         elif op is sre.ASSERT:
             flush()
             groups += _sequence(list(av[1]))
-        else:  # a class, any character, a negative look-around, a back-reference …
+        else:  # a large class, any character, a negative look-around, a back-reference …
             flush()
     flush()
     return groups
+
+
+def _small_class(op: object, av: object) -> str | None:
+    """The characters a literal or a class of a few listed characters matches, or None."""
+    if op is sre.LITERAL:
+        return chr(av)  # type: ignore[arg-type]
+    if op is sre.IN and len(av) <= 4 and all(o is sre.LITERAL for o, _ in av):  # type: ignore[arg-type]
+        return "".join(chr(v) for _, v in av)  # type: ignore[union-attr]
+    return None
 
 
 def _branch(alternatives: list) -> frozenset[str] | None:
@@ -118,93 +144,258 @@ def _branch(alternatives: list) -> frozenset[str] | None:
     some alternative requires nothing (it can match text without any keyword)."""
     chosen: set[str] = set()
     for alt in alternatives:
-        groups = [g for g in _sequence(list(alt)) if _long_enough(g)]
+        groups = [g for g in _sequence(list(alt)) if g and all(g)]
         if not groups:
             return None
         chosen |= max(groups, key=lambda g: (min(map(len, g)), -len(g)))
     return frozenset(chosen)
 
 
-def _key(literal: str) -> str:
-    """The window of a text a literal's presence shows in: its first three letters (two,
-    outside ASCII)."""
-    return literal[:3]
+# ---------------------------------------------------------------- character runs
+
+_HEX = frozenset("0123456789abcdef")
+_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+_B64 = _ALNUM | frozenset("+/=_-")
+
+# A class of characters whose longest run a text profile measures (on the folded text),
+# how one folded character is tested for it (exactly as the regular expression decides),
+# and the shortest required run worth a check. Shapes of secrets and identifiers (sixteen
+# hex digits, a 32-character token, nine digits) rarely occur in ordinary prose.
+RUN_CLASSES: dict[str, tuple[str, Callable[[str], bool], int]] = {
+    "digit": (r"\d+", str.isdecimal, 5),
+    "hex": (r"[0-9a-f]+", _HEX.__contains__, 8),
+    "alnum": (r"[0-9a-z]+", _ALNUM.__contains__, 10),
+    "base64": (r"[0-9a-z+/=_-]+", _B64.__contains__, 12),
+    "word": (r"\w+", lambda c: c.isalnum() or c == "_", 12),
+}
+_LARGE_RANGE = 512  # a range wider than this is not tested character by character
+
+
+def _chars_within(chars: str, name: str) -> bool:
+    member = RUN_CLASSES[name][1]
+    return all(member(fold(c)) for c in chars)
+
+
+def _within(op: object, av: object, name: str) -> bool:
+    """Whether every character the item can match (folded) is in class `name`."""
+    if op is sre.LITERAL:
+        return _chars_within(chr(av), name)  # type: ignore[arg-type]
+    if op is sre.IN:
+        for o, v in av:  # type: ignore[attr-defined]
+            if o is sre.LITERAL:
+                if not _chars_within(chr(v), name):
+                    return False
+            elif o is sre.RANGE:
+                lo, hi = v
+                if hi - lo > _LARGE_RANGE or not _chars_within(
+                    "".join(map(chr, range(lo, hi + 1))), name
+                ):
+                    return False
+            elif o is sre.CATEGORY:
+                if not (
+                    (v is sre.CATEGORY_DIGIT and name in ("digit", "word"))
+                    or (v is sre.CATEGORY_WORD and name == "word")
+                ):
+                    return False
+            else:  # a negated class, …
+                return False
+        return True
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        return all(_within(o, v, name) for o, v in av[2])  # type: ignore[index]
+    if op is sre.SUBPATTERN:
+        return all(_within(o, v, name) for o, v in av[-1])  # type: ignore[index]
+    if op is sre.ATOMIC_GROUP:
+        return all(_within(o, v, name) for o, v in av)  # type: ignore[attr-defined]
+    if op is sre.BRANCH:
+        return all(all(_within(o, v, name) for o, v in alt) for alt in av[1])  # type: ignore[index]
+    return op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT)  # zero-width: consumes nothing
+
+
+def _min_len(op: object, av: object) -> int:
+    """The fewest characters the item consumes."""
+    if op in (sre.LITERAL, sre.NOT_LITERAL, sre.IN, sre.ANY):
+        return 1
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        return av[0] * sum(_min_len(o, v) for o, v in av[2])  # type: ignore[index]
+    if op is sre.SUBPATTERN:
+        return sum(_min_len(o, v) for o, v in av[-1])  # type: ignore[index]
+    if op is sre.ATOMIC_GROUP:
+        return sum(_min_len(o, v) for o, v in av)  # type: ignore[attr-defined]
+    if op is sre.BRANCH:
+        return min(sum(_min_len(o, v) for o, v in alt) for alt in av[1])  # type: ignore[index]
+    return 0
+
+
+def _run(items: list, name: str) -> int:
+    """The length of a run of class `name` that every match of the sequence holds: items
+    that match only such characters, next to each other, consume one run together."""
+    best = current = 0
+    for op, av in items:
+        if _within(op, av, name):
+            current += _min_len(op, av)
+        else:
+            current = 0
+            best = max(best, _inner_run(op, av, name))
+        best = max(best, current)
+    return best
+
+
+def _inner_run(op: object, av: object, name: str) -> int:
+    if op is sre.SUBPATTERN:
+        return _run(list(av[-1]), name)  # type: ignore[index]
+    if op is sre.ATOMIC_GROUP:
+        return _run(list(av), name)  # type: ignore[arg-type]
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:  # type: ignore[index]
+        return _run(list(av[2]), name)  # type: ignore[index]
+    if op is sre.BRANCH:
+        return min(_run(list(alt), name) for alt in av[1])  # type: ignore[index]
+    if op is sre.ASSERT:
+        return _run(list(av[1]), name)  # type: ignore[index]
+    return 0
+
+
+# ---------------------------------------------------------------- text profiles
+
+
+class _Literals:
+    """Every literal a keyword check asks about, found in a text in one pass (Aho-Corasick):
+    literals registered since the last build are tested one by one until enough of them
+    wait for a rebuild, so compiling the screen pattern by pattern stays cheap."""
+
+    REBUILD_AFTER = 128
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._known: set[str] = set()
+        self._automaton: Any = None
+        self._built = 0
+
+    def register(self, literals: frozenset[str]) -> None:
+        for lit in literals:
+            if len(lit) >= 2 and lit not in self._known:
+                self._known.add(lit)
+                self.items.append(lit)
+
+    def find(self, folded: str) -> set[str]:
+        items = self.items
+        if len(items) - self._built > self.REBUILD_AFTER:
+            automaton = ahocorasick.Automaton()
+            for lit in items:
+                automaton.add_word(lit, lit)
+            automaton.make_automaton()
+            self._automaton, self._built = automaton, len(items)
+        found = {lit for _, lit in self._automaton.iter(folded)} if self._built else set()
+        found.update(lit for lit in items[self._built :] if lit in folded)
+        return found
+
+
+_LITERALS = _Literals()
 
 
 class TextProfile:
-    """What the keyword checks need of one text, computed once: its folded form and the
-    set of its three-letter windows (and two-letter ones, outside ASCII)."""
+    """What the keyword checks need of one text, computed once: its folded form, the
+    registered literals it holds and, on demand, its longest run of each character class."""
 
-    __slots__ = ("folded", "grams")
+    __slots__ = ("_runs", "checked", "folded", "present")
 
     def __init__(self, text: str) -> None:
         f = self.folded = fold(text)
-        grams = {f[i : i + 3] for i in range(len(f) - 2)}
-        if not f.isascii():
-            grams.update(f[i : i + 2] for i in range(len(f) - 1))
-        self.grams = grams
+        self.present = _LITERALS.find(f)
+        self.checked = len(_LITERALS.items)
+        self._runs: dict[str, int] = {}
+
+    def catch_up(self) -> None:
+        """Test the literals registered after this profile was made."""
+        f, items = self.folded, _LITERALS.items
+        self.present.update(lit for lit in items[self.checked :] if lit in f)
+        self.checked = len(items)
+
+    def run(self, name: str) -> int:
+        found = self._runs.get(name)
+        if found is None:
+            found = self._runs[name] = max(map(len, _run_rx(name).findall(self.folded)), default=0)
+        return found
+
+
+@cache
+def _run_rx(name: str) -> re.Pattern[str]:
+    return re.compile(RUN_CLASSES[name][0])
 
 
 @lru_cache(maxsize=512)
 def profile(text: str) -> TextProfile:
-    return TextProfile(text)
+    p = TextProfile(text)
+    return p
 
 
 class Keywords:
-    """A compiled keyword check: each group indexed by the first three letters of its
-    literals, so most texts are ruled out by one set intersection per group."""
+    """A compiled keyword check: a text must hold one literal of each group (literals of
+    one character are looked up in the text itself) and each required character run."""
 
-    __slots__ = ("_groups", "groups")
+    __slots__ = ("_checks", "groups", "runs")
 
-    def __init__(self, groups: Groups) -> None:
-        self.groups = groups
-        indexed = []
+    def __init__(self, groups: Groups | Needs, runs: Runs = ()) -> None:
+        if isinstance(groups, Needs):
+            groups, runs = groups
+        self.groups, self.runs = groups, runs
+        checks = []
         for group in groups:
-            by_gram: dict[str, list[str]] = {}
-            for lit in group:
-                by_gram.setdefault(_key(lit), []).append(lit)
-            indexed.append((frozenset(by_gram), {k: tuple(v) for k, v in by_gram.items()}))
-        self._groups = tuple(indexed)
+            _LITERALS.register(group)
+            long = frozenset(lit for lit in group if len(lit) >= 2)
+            short = "".join(lit for lit in group if len(lit) < 2)
+            checks.append((long, short))
+        self._checks = tuple(checks)
 
     def __bool__(self) -> bool:
-        return bool(self._groups)
+        return bool(self._checks or self.runs)
 
     def may_match(self, text: str) -> bool:
-        """False only when `text` lacks every literal of some required group."""
+        """False only when `text` lacks every literal of some group, or a required run."""
         p = profile(text)
-        for grams, by_gram in self._groups:
-            if grams.isdisjoint(p.grams):
+        if p.checked != len(_LITERALS.items):
+            p.catch_up()
+        present = p.present
+        for long, short in self._checks:
+            if long.isdisjoint(present) and not (short and any(c in p.folded for c in short)):
                 return False
-            f = p.folded
-            if not any(lit in f for g in grams & p.grams for lit in by_gram[g]):
+        for name, length in self.runs:
+            if p.run(name) < length:
                 return False
         return True
 
 
 class KeywordIndex:
-    """Which of many patterns a text may match, decided in one pass over the text's windows
-    rather than one check per pattern: each pattern is filed under the windows of its most
-    selective group."""
+    """Which of many patterns a text may match, decided in one pass over the literals the
+    text holds rather than one check per pattern: each pattern is filed under the literals
+    of its most selective group."""
 
-    __slots__ = ("_always", "_by_gram", "_checks")
+    __slots__ = ("_always", "_by_literal", "_checks", "_long", "_short")
 
     def __init__(self, patterns: list[Keywords]) -> None:
         """`patterns`: the keyword check of each pattern, in order."""
         self._always: set[int] = set()
-        self._by_gram: dict[str, set[int]] = {}
+        self._by_literal: dict[str, set[int]] = {}
         self._checks = patterns
         for i, keywords in enumerate(patterns):
             groups = keywords.groups
             if not groups:
                 self._always.add(i)
             for lit in groups[0] if groups else ():
-                self._by_gram.setdefault(_key(lit), set()).add(i)
+                self._by_literal.setdefault(lit, set()).add(i)
+        self._long = frozenset(lit for lit in self._by_literal if len(lit) >= 2)
+        self._short = "".join(lit for lit in self._by_literal if len(lit) < 2)
 
     def candidates(self, text: str) -> set[int]:
-        """Indexes of the patterns that may match `text` (every pattern without keywords)."""
+        """Indexes of the patterns that may match `text`."""
         p = profile(text)
+        if p.checked != len(_LITERALS.items):
+            p.catch_up()
         filed: set[int] = set()
-        for gram in p.grams.intersection(self._by_gram):
-            filed |= self._by_gram[gram]
+        by_literal = self._by_literal
+        for lit in self._long & p.present:
+            filed |= by_literal[lit]
+        for c in self._short:
+            if c in p.folded:
+                filed |= by_literal[c]
         checks = self._checks
-        return self._always | {i for i in filed if checks[i].may_match(text)}
+        return {i for i in self._always | filed if checks[i].may_match(text)}
