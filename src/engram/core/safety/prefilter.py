@@ -324,8 +324,7 @@ def _run_rx(name: str) -> re.Pattern[str]:
 
 @lru_cache(maxsize=512)
 def profile(text: str) -> TextProfile:
-    p = TextProfile(text)
-    return p
+    return TextProfile(text)
 
 
 class Keywords:
@@ -358,10 +357,7 @@ class Keywords:
         for long, short in self._checks:
             if long.isdisjoint(present) and not (short and any(c in p.folded for c in short)):
                 return False
-        for name, length in self.runs:
-            if p.run(name) < length:
-                return False
-        return True
+        return all(p.run(name) >= length for name, length in self.runs)
 
 
 class KeywordIndex:
