@@ -81,11 +81,12 @@ def _needs_of(tree: object) -> Needs:
     items = list(tree)  # type: ignore[call-overload]
     groups = [g for g in _sequence(items) if g and all(g)]
     groups.sort(key=lambda g: (-min(map(len, g)), len(g)))
-    runs = []
-    for name, (_rx, _member, useful) in RUN_CLASSES.items():
-        length = _run(items, name)
-        if length >= useful:
-            runs.append((name, length))
+    found = _sequence_shape(items).runs
+    runs = [
+        (n, found[n])
+        for n, (_rx, _member, useful) in RUN_CLASSES.items()
+        if found.get(n, 0) >= useful
+    ]
     return Needs(tuple(groups[:_MAX_GROUPS]), tuple(runs[:2]))
 
 
@@ -171,87 +172,97 @@ RUN_CLASSES: dict[str, tuple[str, Callable[[str], bool], int]] = {
 _LARGE_RANGE = 512  # a range wider than this is not tested character by character
 
 
-def _chars_within(chars: str, name: str) -> bool:
-    member = RUN_CLASSES[name][1]
-    return all(member(fold(c)) for c in chars)
+_CLASS_NAMES = tuple(RUN_CLASSES)
+_ALL_CLASSES = frozenset(_CLASS_NAMES)
 
 
-def _within(op: object, av: object, name: str) -> bool:
-    """Whether every character the item can match (folded) is in class `name`."""
+@lru_cache(maxsize=4096)
+def _classes_of(chars: str) -> frozenset[str]:
+    """The run classes that hold every one of `chars`, folded."""
+    folded = fold(chars)
+    return frozenset(n for n in _CLASS_NAMES if all(map(RUN_CLASSES[n][1], folded)))
+
+
+@lru_cache(maxsize=1024)
+def _range_classes(lo: int, hi: int) -> frozenset[str]:
+    if hi - lo > _LARGE_RANGE:
+        return frozenset()
+    return _classes_of("".join(map(chr, range(lo, hi + 1))))
+
+
+def _member_classes(av: list) -> frozenset[str]:
+    """The run classes that hold every character a class (`[...]`, `\\d`) matches."""
+    inside = _ALL_CLASSES
+    for o, v in av:
+        if o is sre.LITERAL:
+            inside &= _classes_of(chr(v))
+        elif o is sre.RANGE:
+            inside &= _range_classes(*v)
+        elif o is sre.CATEGORY and v is sre.CATEGORY_DIGIT:
+            inside &= {"digit", "word"}
+        elif o is sre.CATEGORY and v is sre.CATEGORY_WORD:
+            inside &= {"word"}
+        else:  # a negated class, spaces, …
+            return frozenset()
+    return inside
+
+
+class _Shape(NamedTuple):
+    """Of a parsed item: the fewest characters it consumes, the run classes that hold all
+    it can match, and the longest run of each class every match of it holds."""
+
+    min_len: int
+    within: frozenset[str]
+    runs: dict[str, int]
+
+
+_ZERO_WIDTH = _Shape(0, _ALL_CLASSES, {})
+_OPAQUE = _Shape(0, frozenset(), {})
+
+
+def _shape(op: object, av: Any) -> _Shape:
     if op is sre.LITERAL:
-        return _chars_within(chr(av), name)  # type: ignore[arg-type]
+        return _Shape(1, _classes_of(chr(av)), {})
     if op is sre.IN:
-        for o, v in av:  # type: ignore[attr-defined]
-            if o is sre.LITERAL:
-                if not _chars_within(chr(v), name):
-                    return False
-            elif o is sre.RANGE:
-                lo, hi = v
-                if hi - lo > _LARGE_RANGE or not _chars_within(
-                    "".join(map(chr, range(lo, hi + 1))), name
-                ):
-                    return False
-            elif o is sre.CATEGORY:
-                if not (
-                    (v is sre.CATEGORY_DIGIT and name in ("digit", "word"))
-                    or (v is sre.CATEGORY_WORD and name == "word")
-                ):
-                    return False
-            else:  # a negated class, …
-                return False
-        return True
+        return _Shape(1, _member_classes(av), {})
+    if op in (sre.NOT_LITERAL, sre.ANY):
+        return _Shape(1, frozenset(), {})
+    if op in (sre.AT, sre.ASSERT_NOT):
+        return _ZERO_WIDTH
+    if op is sre.ASSERT:  # what a look-around sees is in the text too; it consumes nothing
+        return _Shape(0, _ALL_CLASSES, _sequence_shape(list(av[1])).runs)
     if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-        return all(_within(o, v, name) for o, v in av[2])  # type: ignore[index]
+        body = _sequence_shape(list(av[2]))
+        return _Shape(av[0] * body.min_len, body.within, body.runs if av[0] >= 1 else {})
     if op is sre.SUBPATTERN:
-        return all(_within(o, v, name) for o, v in av[-1])  # type: ignore[index]
+        return _sequence_shape(list(av[-1]))
     if op is sre.ATOMIC_GROUP:
-        return all(_within(o, v, name) for o, v in av)  # type: ignore[attr-defined]
+        return _sequence_shape(list(av))
     if op is sre.BRANCH:
-        return all(all(_within(o, v, name) for o, v in alt) for alt in av[1])  # type: ignore[index]
-    return op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT)  # zero-width: consumes nothing
+        alts = [_sequence_shape(list(alt)) for alt in av[1]]
+        within = frozenset.intersection(*(a.within for a in alts))
+        runs = {n: min(a.runs.get(n, 0) for a in alts) for n in _CLASS_NAMES}
+        return _Shape(min(a.min_len for a in alts), within, {n: k for n, k in runs.items() if k})
+    return _OPAQUE  # a back-reference, …
 
 
-def _min_len(op: object, av: object) -> int:
-    """The fewest characters the item consumes."""
-    if op in (sre.LITERAL, sre.NOT_LITERAL, sre.IN, sre.ANY):
-        return 1
-    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-        return av[0] * sum(_min_len(o, v) for o, v in av[2])  # type: ignore[index]
-    if op is sre.SUBPATTERN:
-        return sum(_min_len(o, v) for o, v in av[-1])  # type: ignore[index]
-    if op is sre.ATOMIC_GROUP:
-        return sum(_min_len(o, v) for o, v in av)  # type: ignore[attr-defined]
-    if op is sre.BRANCH:
-        return min(sum(_min_len(o, v) for o, v in alt) for alt in av[1])  # type: ignore[index]
-    return 0
-
-
-def _run(items: list, name: str) -> int:
-    """The length of a run of class `name` that every match of the sequence holds: items
-    that match only such characters, next to each other, consume one run together."""
-    best = current = 0
+def _sequence_shape(items: list) -> _Shape:
+    """Items that match only characters of one class, next to each other, consume one run
+    of it together; any other item ends the run."""
+    total = 0
+    within = _ALL_CLASSES
+    best: dict[str, int] = {}
+    current = dict.fromkeys(_CLASS_NAMES, 0)
     for op, av in items:
-        if _within(op, av, name):
-            current += _min_len(op, av)
-        else:
-            current = 0
-            best = max(best, _inner_run(op, av, name))
-        best = max(best, current)
-    return best
-
-
-def _inner_run(op: object, av: object, name: str) -> int:
-    if op is sre.SUBPATTERN:
-        return _run(list(av[-1]), name)  # type: ignore[index]
-    if op is sre.ATOMIC_GROUP:
-        return _run(list(av), name)  # type: ignore[arg-type]
-    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:  # type: ignore[index]
-        return _run(list(av[2]), name)  # type: ignore[index]
-    if op is sre.BRANCH:
-        return min(_run(list(alt), name) for alt in av[1])  # type: ignore[index]
-    if op is sre.ASSERT:
-        return _run(list(av[1]), name)  # type: ignore[index]
-    return 0
+        sh = _shape(op, av)
+        total += sh.min_len
+        within = within & sh.within
+        for n in _CLASS_NAMES:
+            current[n] = current[n] + sh.min_len if n in sh.within else 0
+            found = max(current[n], sh.runs.get(n, 0))
+            if found > best.get(n, 0):
+                best[n] = found
+    return _Shape(total, within, best)
 
 
 # ---------------------------------------------------------------- text profiles

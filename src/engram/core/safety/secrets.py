@@ -24,6 +24,7 @@ from collections import Counter
 from functools import lru_cache
 
 from engram.core.safety.normalise import lazy_compile
+from engram.core.safety.prefilter import KeywordIndex, Keywords, required
 
 Span = tuple[int, int, str]
 
@@ -1174,8 +1175,8 @@ _SKIPPED_PLUGINS = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _plugins() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
-    """(kind, patterns) of detect-secrets' regex plugins, loaded once."""
+def _plugins() -> tuple[tuple[str, tuple[tuple[re.Pattern[str], Keywords], ...]], ...]:
+    """(kind, (pattern, its keyword check) …) of detect-secrets' regex plugins, loaded once."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -1183,7 +1184,8 @@ def _plugins() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
     for cls in get_mapping_from_secret_type_to_class().values():
         if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS:
             kind = re.sub(r"[^a-z0-9]+", "-", cls.secret_type.lower()).strip("-") or "secret"
-            out.append((kind, tuple(cls.denylist)))
+            checks = tuple((rx, Keywords(required(rx.pattern, rx.flags))) for rx in cls.denylist)
+            out.append((kind, checks))
     return tuple(out)
 
 
@@ -1195,7 +1197,9 @@ def _detect_secrets_spans(text: str) -> list[Span]:
         needs = _PLUGIN_NEEDS.get(kind)
         if needs is not None and needs not in text:
             continue  # its pattern backtracks over long lines without the word it looks for
-        for rx in patterns:
+        for rx, keywords in patterns:
+            if keywords and not keywords.may_match(text):
+                continue
             for m in rx.finditer(text):
                 s, e = m.span()
                 for g in range(1, (rx.groups or 0) + 1):
@@ -1213,9 +1217,17 @@ def _detect_secrets_spans(text: str) -> list[Span]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _known_format_index() -> KeywordIndex:
+    return KeywordIndex([rx.keywords for _, rx in _KNOWN_FORMATS])  # type: ignore[attr-defined]
+
+
 def _known_format_spans(text: str) -> list[Span]:
     out: list[Span] = []
-    for kind, rx in _KNOWN_FORMATS:
+    live = _known_format_index().candidates(text)
+    for i, (kind, rx) in enumerate(_KNOWN_FORMATS):
+        if i not in live:
+            continue
         for m in rx.finditer(text):
             s, e = m.span()
             for g in ("val", "val2"):
