@@ -314,3 +314,20 @@ def test_one_word_a_prompt_shares_with_memory_injects_no_body(ws):
     text = "the record system downtime: what do the paper forms need"
     out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session="d"))
     assert "id: ehr-downtime" in _context(out)
+
+
+def test_a_prompt_sharing_one_word_with_memory_gets_not_even_a_pointer(ws):
+    """A pointer asks the model to search memory; one word a prompt shares with a memory
+    ("commit") is no reason to, so the hook says nothing at all."""
+    from tests.conftest import ws_root
+
+    root = ws_root(ws["project"])
+    (root / "rules" / "commit-messages.md").write_text(
+        "---\nid: git-commit-messages\ntype: rule\ntags: [git, commit]\n---\n\n"
+        "# Commit messages\n\nWrite the subject in the imperative, under 72 characters, "
+        "and name the ticket in the body.\n",
+        encoding="utf-8",
+    )
+    for text in ("commit and push", "explain the difference between a mutex and a commit"):
+        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session=text))
+        assert _context(out) == "", text

@@ -581,12 +581,22 @@ def _demote_thin_evidence(selected: list[Candidate], terms: list[str], needed: i
             c.tier, c.reason = "card", f"a prerequisite of {c.pulled_by}, which is not sure"
 
 
+def _half_evidence(c: Candidate, needed: int) -> bool:
+    """Whether a card shares as many distinct words with a raw prompt as a body needs: one
+    word shared with memory ("commit and push", "the difference between a mutex and a
+    semaphore") is a general question, and even a one-line pointer is noise there."""
+    if needed <= 1 or TRIGGERED in c.named or DECLARED in c.named:
+        return True
+    return len(set(c.matched)) >= needed
+
+
 def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) -> _Pack:
     """Screen (withhold or redact what is unsafe), render bodies and cards, fit the budget."""
     withheld: list[dict[str, str]] = []
     screened = [(c, _screen(ctx, c.row, withheld)) for c in routed.selected]
     for c in routed.unshown:  # not shown, yet a withheld one is still told to the person
-        if _screen(ctx, c.row, withheld) is not None and c.confidence >= POINTER_AT:
+        pointer = c.confidence >= POINTER_AT and _half_evidence(c, request.min_matched)
+        if _screen(ctx, c.row, withheld) is not None and pointer:
             routed.unshown_cards.append(c.row["id"])
     selected = [c for c, m in screened if m is not None]
     mems = [m for _c, m in screened if m is not None]
