@@ -296,21 +296,30 @@ def test_the_prompt_hook_stays_quiet_unless_it_is_sure(ws):
             assert context.startswith(POINTER.split("{")[0]) and len(context) // 4 <= 40
 
 
+def _prompt_contexts(ws, rel: str, memory: str, prompts: tuple[str, ...]) -> list[str]:
+    """What the prompt hook injects for each prompt, once `memory` is written at `rel`."""
+    from tests.conftest import ws_root
+
+    (ws_root(ws["project"]) / rel).write_text(memory, encoding="utf-8")
+    return [
+        _context(hook(ws, "claude", "user-prompt-submit", prompt(ws, t, session=t))[0])
+        for t in prompts
+    ]
+
+
 def test_one_word_a_prompt_shares_with_memory_injects_no_body(ws):
     """A memory whose body says "morning" and "continuity" is no answer to "good morning"
     or "continue"; a prompt naming two of its words is."""
-    from tests.conftest import ws_root
-
-    root = ws_root(ws["project"])
-    (root / "knowledge" / "downtime.md").write_text(
+    memory = (
         "---\nid: ehr-downtime\ntype: knowledge\ntags: [business-continuity, downtime]\n---\n\n"
         "# Record system downtime\n\nThe morning maintenance window stops the record "
-        "system; continue on the paper forms and key them in after the downtime.\n",
-        encoding="utf-8",
+        "system; continue on the paper forms and key them in after the downtime.\n"
     )
-    for text in ("continue", "good morning! ready when you are"):
-        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session=text))
-        assert "id: ehr-downtime" not in _context(out), text
+    prompts = ("continue", "good morning! ready when you are")
+    for text, context in zip(
+        prompts, _prompt_contexts(ws, "knowledge/downtime.md", memory, prompts), strict=True
+    ):
+        assert "id: ehr-downtime" not in context, text
     text = "the record system downtime: what do the paper forms need"
     out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session="d"))
     assert "id: ehr-downtime" in _context(out)
@@ -319,15 +328,10 @@ def test_one_word_a_prompt_shares_with_memory_injects_no_body(ws):
 def test_a_prompt_sharing_one_word_with_memory_gets_not_even_a_pointer(ws):
     """A pointer asks the model to search memory; one word a prompt shares with a memory
     ("commit") is no reason to, so the hook says nothing at all."""
-    from tests.conftest import ws_root
-
-    root = ws_root(ws["project"])
-    (root / "rules" / "commit-messages.md").write_text(
+    memory = (
         "---\nid: git-commit-messages\ntype: rule\ntags: [git, commit]\n---\n\n"
         "# Commit messages\n\nWrite the subject in the imperative, under 72 characters, "
-        "and name the ticket in the body.\n",
-        encoding="utf-8",
+        "and name the ticket in the body.\n"
     )
-    for text in ("commit and push", "explain the difference between a mutex and a commit"):
-        out, _ = hook(ws, "claude", "user-prompt-submit", prompt(ws, text, session=text))
-        assert _context(out) == "", text
+    prompts = ("commit and push", "explain the difference between a mutex and a commit")
+    assert _prompt_contexts(ws, "rules/commit-messages.md", memory, prompts) == ["", ""]
