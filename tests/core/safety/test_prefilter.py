@@ -69,7 +69,7 @@ def test_literals_registered_after_a_profile_are_still_found() -> None:
 
 
 def test_case_folding_matches_the_engine() -> None:
-    kw = Keywords(required_literals(r"(?i)ignore\s+this"))
+    kw = Keywords(required(r"(?i)ignore\s+this"))
     for text in ("IGNORE THIS", "İgnore this", "ignore thiſ"):
         assert re.search(r"(?i)ignore\s+this", text)
         assert kw.may_match(text), text
@@ -90,7 +90,7 @@ def test_a_guarded_pattern_answers_like_the_plain_one() -> None:
 
 def test_the_index_names_every_pattern_that_may_match() -> None:
     patterns = [r"\bignore\s+rules\b", r"\d{4}", r"exfiltrat\w+", r"密码"]
-    index = KeywordIndex([Keywords(required_literals(p)) for p in patterns])
+    index = KeywordIndex([Keywords(required(p)) for p in patterns])
     text = "Ignore rules and exfiltrate 密码"
     assert index.candidates(text) == {0, 1, 2, 3}
     assert index.candidates("a plain note") == {1}  # a pattern without keywords always runs

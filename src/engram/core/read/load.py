@@ -564,10 +564,10 @@ def _demote_thin_evidence(selected: list[Candidate], terms: list[str], needed: i
     a raw prompt shares with memory is not evidence that a memory applies."""
     demoted: set[str] = set()
     for c in selected:
-        if c.tier != "body" or c.pulled_by or TRIGGERED in c.named or DECLARED in c.named:
+        if c.tier != "body" or c.pulled_by or _named_by_person(c):
             continue
         matched = set(c.matched)
-        if len(matched) >= needed and c.idf_share >= PROMPT_EVIDENCE_SHARE:
+        if _shares_enough_words(c, needed) and c.idf_share >= PROMPT_EVIDENCE_SHARE:
             continue
         if len(terms) < needed and matched and matched <= _named_words(c.row):
             continue
@@ -581,13 +581,16 @@ def _demote_thin_evidence(selected: list[Candidate], terms: list[str], needed: i
             c.tier, c.reason = "card", f"a prerequisite of {c.pulled_by}, which is not sure"
 
 
-def _half_evidence(c: Candidate, needed: int) -> bool:
+def _named_by_person(c: Candidate) -> bool:
+    """Whether a person's trigger phrase or a declared path named the memory."""
+    return TRIGGERED in c.named or DECLARED in c.named
+
+
+def _shares_enough_words(c: Candidate, needed: int) -> bool:
     """Whether a card shares as many distinct words with a raw prompt as a body needs: one
     word shared with memory ("commit and push", "the difference between a mutex and a
     semaphore") is a general question, and even a one-line pointer is noise there."""
-    if needed <= 1 or TRIGGERED in c.named or DECLARED in c.named:
-        return True
-    return len(set(c.matched)) >= needed
+    return needed <= 1 or _named_by_person(c) or len(set(c.matched)) >= needed
 
 
 def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) -> _Pack:
@@ -595,7 +598,7 @@ def _screen_and_render(ctx: ReadContext, routed: _Routed, request: LoadRequest) 
     withheld: list[dict[str, str]] = []
     screened = [(c, _screen(ctx, c.row, withheld)) for c in routed.selected]
     for c in routed.unshown:  # not shown, yet a withheld one is still told to the person
-        pointer = c.confidence >= POINTER_AT and _half_evidence(c, request.min_matched)
+        pointer = c.confidence >= POINTER_AT and _shares_enough_words(c, request.min_matched)
         if _screen(ctx, c.row, withheld) is not None and pointer:
             routed.unshown_cards.append(c.row["id"])
     selected = [c for c, m in screened if m is not None]

@@ -269,17 +269,17 @@ def _sequence_shape(items: list) -> _Shape:
 
 
 class _Literals:
-    """Every literal a keyword check asks about, found in a text in one pass (Aho-Corasick):
-    literals registered since the last build are tested one by one until enough of them
-    wait for a rebuild, so compiling the screen pattern by pattern stays cheap."""
-
-    REBUILD_AFTER = 128
+    """Every literal a keyword check asks about, found in a text in one pass (Aho-Corasick).
+    Literals registered since the last build are tested one by one; the automaton is built
+    again once those tests have cost about what a build costs, so compiling the screen
+    pattern by pattern stays cheap and a warm screen tests none one by one."""
 
     def __init__(self) -> None:
         self.items: list[str] = []
         self._known: set[str] = set()
         self._automaton: Any = None
         self._built = 0
+        self._tested = 0  # literals tested one by one since the last build
 
     def register(self, literals: frozenset[str]) -> None:
         for lit in literals:
@@ -289,12 +289,14 @@ class _Literals:
 
     def find(self, folded: str) -> set[str]:
         items = self.items
-        if len(items) - self._built > self.REBUILD_AFTER:
+        pending = len(items) - self._built
+        self._tested += pending
+        if pending and self._tested > 4 * len(items):  # a build costs ~ a few tests per literal
             automaton = ahocorasick.Automaton()
             for lit in items:
                 automaton.add_word(lit, lit)
             automaton.make_automaton()
-            self._automaton, self._built = automaton, len(items)
+            self._automaton, self._built, self._tested = automaton, len(items), 0
         found = {lit for _, lit in self._automaton.iter(folded)} if self._built else set()
         found.update(lit for lit in items[self._built :] if lit in folded)
         return found
@@ -334,8 +336,16 @@ def _run_rx(name: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=512)
-def profile(text: str) -> TextProfile:
+def _profile(text: str) -> TextProfile:
     return TextProfile(text)
+
+
+def profile(text: str) -> TextProfile:
+    """The profile of `text`, kept per process, holding every literal registered so far."""
+    p = _profile(text)
+    if p.checked != len(_LITERALS.items):
+        p.catch_up()
+    return p
 
 
 class Keywords:
@@ -344,10 +354,9 @@ class Keywords:
 
     __slots__ = ("_checks", "groups", "runs")
 
-    def __init__(self, groups: Groups | Needs, runs: Runs = ()) -> None:
-        if isinstance(groups, Needs):
-            groups, runs = groups
-        self.groups, self.runs = groups, runs
+    def __init__(self, needs: Needs) -> None:
+        groups = self.groups = needs.groups
+        self.runs = needs.runs
         checks = []
         for group in groups:
             _LITERALS.register(group)
@@ -362,8 +371,6 @@ class Keywords:
     def may_match(self, text: str) -> bool:
         """False only when `text` lacks every literal of some group, or a required run."""
         p = profile(text)
-        if p.checked != len(_LITERALS.items):
-            p.catch_up()
         present = p.present
         for long, short in self._checks:
             if long.isdisjoint(present) and not (short and any(c in p.folded for c in short)):
@@ -395,8 +402,6 @@ class KeywordIndex:
     def candidates(self, text: str) -> set[int]:
         """Indexes of the patterns that may match `text`."""
         p = profile(text)
-        if p.checked != len(_LITERALS.items):
-            p.catch_up()
         filed: set[int] = set()
         by_literal = self._by_literal
         for lit in self._long & p.present:

@@ -1224,10 +1224,8 @@ def _known_format_index() -> KeywordIndex:
 
 def _known_format_spans(text: str) -> list[Span]:
     out: list[Span] = []
-    live = _known_format_index().candidates(text)
-    for i, (kind, rx) in enumerate(_KNOWN_FORMATS):
-        if i not in live:
-            continue
+    for i in sorted(_known_format_index().candidates(text)):
+        kind, rx = _KNOWN_FORMATS[i]
         for m in rx.finditer(text):
             s, e = m.span()
             for g in ("val", "val2"):
