@@ -4,14 +4,16 @@ literals read out of that pattern, under the engine's own case folding."""
 from __future__ import annotations
 
 import gc
+import json
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.core.safety import injection, intent, scan, secrets  # noqa: F401 - their patterns
-from engram.core.safety.normalise import LazyPattern
+from engram.core.safety.normalise import LazyPattern, skeleton
 from engram.core.safety.prefilter import (
     KeywordIndex,
     Keywords,
@@ -88,6 +90,39 @@ def test_a_guarded_pattern_answers_like_the_plain_one() -> None:
     assert rx.findall("send the token, send the token") == ["send the token"] * 2
 
 
+def _starts(pattern: str) -> frozenset[str] | None:
+    return required(pattern).starts
+
+
+def test_where_a_match_starts_is_read_out_of_the_pattern() -> None:
+    # a look-behind and a word boundary consume nothing; an alternation spells each start
+    assert _starts(r"(?<![\w-])(?:ignor\w*|forget\w*)") == {"ign", "for"}
+    assert _starts(r"\b(?:IGNORE|Forget)\b") == {"ign", "for"}
+    # an optional part: the start is with it or without it
+    assert _starts(r"[\"']?allow") == {'"al', "'al", "all"}
+    assert _starts(r"a\s+partir") >= {"a ", "a\t", "a\u3000"}
+    # a repeated part ends what is known of the start
+    assert _starts(r"(?:ab)+c") == {"ab"}
+    # a start of one common character, or of any character, is no help
+    assert _starts(r"x\d+") is None
+    assert _starts(r"\w+@example") is None
+    assert _starts(r"(?:secret)?\d+") is None
+
+
+def test_a_search_at_the_starts_finds_what_the_engine_finds() -> None:
+    rx = LazyPattern(r"(?<![\w-])(?:ignor\w*|forget\w*)\s+(?:all|the)\b")
+    plain = re.compile(rx.pattern)
+    for text in ("please IGNORE the rules", "re-ignore all, then forget the rest; ignore all",
+                 "ignored", "forgetting all the ignore all", "İgnore all", ""):  # fmt: skip
+        assert rx.keywords.knows_starts
+        assert (rx.search(text) and rx.search(text).span()) == (
+            plain.search(text) and plain.search(text).span()
+        ), text
+        assert [m.span() for m in rx.finditer(text)] == [m.span() for m in plain.finditer(text)]
+        assert rx.findall(text) == plain.findall(text)
+    assert rx.search("xx ignore the", 3).span() == plain.search("xx ignore the", 3).span()
+
+
 def test_the_index_names_every_pattern_that_may_match() -> None:
     patterns = [r"\bignore\s+rules\b", r"\d{4}", r"exfiltrat\w+", r"密码"]
     index = KeywordIndex([Keywords(required(p)) for p in patterns])
@@ -134,3 +169,31 @@ def test_whatever_a_pattern_matches_passes_its_keyword_check(index: int, data) -
     assert bool(compiled.search(text)) == bool(plain.search(text))
     if plain.search(text):
         assert Keywords(needs).may_match(text), (pat.pattern[:80], text)
+    # a pattern searched only where its matches may start finds the same matches
+    found = pat.search(text)
+    assert (found and found.span()) == (plain.search(text) and plain.search(text).span())
+    assert [m.span() for m in pat.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+def _corpus_forms(step: int) -> list[str]:
+    texts: list[str] = []
+    for path in sorted(Path(__file__).parents[2].glob("corpora/**/*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines()[::step]:
+            row = json.loads(line)
+            texts += [row[k] for k in ("text", "body", "title") if isinstance(row.get(k), str)]
+    return [form for t in texts for form in (t, skeleton(t))]
+
+
+def test_searches_at_the_starts_agree_with_the_engine_on_the_corpora() -> None:
+    forms = _corpus_forms(step=25)
+    assert len(forms) > 500
+    started = [p for p in PATTERNS if p.keywords.knows_starts]
+    assert len(started) > len(PATTERNS) // 2  # most of the screen is searched this way
+    for pat in started:
+        plain = re.compile(pat.pattern, pat.flags)
+        for text in forms:
+            a, b = pat.search(text), plain.search(text)
+            assert (a and a.span()) == (b and b.span()), (pat.pattern[:60], text[:80])
+            assert [m.span() for m in pat.finditer(text)] == [
+                m.span() for m in plain.finditer(text)
+            ], (pat.pattern[:60], text[:80])

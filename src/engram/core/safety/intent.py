@@ -739,7 +739,7 @@ def _remote_exec(form: str) -> str | None:
 def _trigger() -> re.Pattern[str]:
     """Every act an intent needs, in one pattern: most text has none and is done at once."""
     acts = "|".join((SET_ASIDE, REMOVE, MOVE_OUT, HIDE, GRANT, CHEAT))
-    return re.compile(
+    return lazy_compile(
         _stems(acts)
         + "|"
         + "|".join(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from engram.core.safety.prefilter import Keywords, compile_with_keywords
@@ -48,7 +48,9 @@ class LazyPattern:
             keywords = self._keywords = Keywords(needs)
             for method in self._BOUND:
                 bound = getattr(rx, method)
-                if keywords:
+                if keywords.knows_starts and method in _AT_STARTS:
+                    bound = _AT_STARTS[method](rx, keywords)
+                elif keywords:
                     bound = _guarded(method, bound, keywords.may_match)
                 object.__setattr__(self, method, bound)
             self._rx = rx
@@ -85,6 +87,55 @@ def _guarded(method: str, bound: Callable, may_match: Callable[[str], bool]) -> 
             return bound(string, *args, **kwargs) if may_match(string) else no_match(string)
 
     return call
+
+
+def _search_at_starts(rx: re.Pattern[str], keywords: Keywords) -> Callable:
+    """`rx.search`, tried only where a match may start: what the engine's own search
+    returns, since it too returns the match at the first position where one begins."""
+    search, match, may_match, starts = rx.search, rx.match, keywords.may_match, keywords.starts
+
+    def call(string, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not may_match(string):
+            return None
+        if args or kwargs:
+            return search(string, *args, **kwargs)
+        for pos in starts(string):
+            m = match(string, pos)
+            if m is not None:
+                return m
+        return None
+
+    return call
+
+
+def _finditer_at_starts(rx: re.Pattern[str], keywords: Keywords) -> Callable:
+    """`rx.finditer`, tried only where a match may start. Every match consumes its first
+    literal, so none is empty and each next one is the first that starts after the last."""
+    finditer, match, may_match, starts = rx.finditer, rx.match, keywords.may_match, keywords.starts
+
+    def matches(string: str) -> Iterator[re.Match[str]]:
+        end = 0
+        for pos in starts(string):
+            if pos >= end:
+                m = match(string, pos)
+                if m is not None:
+                    end = m.end()
+                    yield m
+
+    def call(string, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not may_match(string):
+            return iter(())
+        if args or kwargs:
+            return finditer(string, *args, **kwargs)
+        return matches(string)
+
+    return call
+
+
+_AT_STARTS: dict[str, Callable[[re.Pattern[str], Keywords], Callable]] = {
+    "search": _search_at_starts,
+    "finditer": _finditer_at_starts,
+}
 
 
 def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:

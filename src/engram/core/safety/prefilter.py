@@ -46,10 +46,12 @@ Runs = tuple[tuple[str, int], ...]  # (character class, length) of runs every ma
 
 class Needs(NamedTuple):
     """What every match of a pattern holds: one literal of each group, and a run of that
-    many consecutive characters of each class (`RUN_CLASSES`)."""
+    many consecutive characters of each class (`RUN_CLASSES`); and the folded literals one
+    of which every match starts with (`starts`, None when a match may start otherwise)."""
 
     groups: Groups
     runs: Runs = ()
+    starts: frozenset[str] | None = None
 
 
 def required_literals(pattern: str, flags: int = 0) -> Groups:
@@ -87,7 +89,7 @@ def _needs_of(tree: object) -> Needs:
         for n, (_rx, _member, useful) in RUN_CLASSES.items()
         if found.get(n, 0) >= useful
     ]
-    return Needs(tuple(groups[:_MAX_GROUPS]), tuple(runs[:2]))
+    return Needs(tuple(groups[:_MAX_GROUPS]), tuple(runs[:2]), _starts_of(items))
 
 
 def _sequence(items: list) -> list[frozenset[str]]:
@@ -150,6 +152,72 @@ def _branch(alternatives: list) -> frozenset[str] | None:
             return None
         chosen |= max(groups, key=lambda g: (min(map(len, g)), -len(g)))
     return frozenset(chosen)
+
+
+# ---------------------------------------------------------------- where a match starts
+
+_START_LEN = 3  # characters of a match's start read out of its pattern
+_MAX_STARTS = 2048  # spellings of a start; a pattern with more is searched the usual way
+_STOP = (None, None)  # the end of a repeated part: what follows it may be the part again
+
+
+def _starts_of(items: list) -> frozenset[str] | None:
+    """The folded literals (up to `_START_LEN` characters) one of which every match of the
+    parsed `items` starts with; None when a match may start with any character or with a
+    single ASCII one (too common to be worth a look-up).
+
+    A pattern that opens with a look-behind or a word boundary before an alternation
+    (`(?<![\\w-])(?:ignor\\w*|disregard\\w*|…)`) defeats the engine's own prefix scan: it
+    tries every alternative at every position. Knowing where a match can start, a search
+    tries it only there (`Keywords.search`)."""
+    found: set[str] = set()
+
+    def walk(seq: list, acc: str) -> bool:  # False once there are too many spellings
+        for i, (op, av) in enumerate(seq):
+            if len(acc) >= _START_LEN or op is None:
+                found.add(acc)
+                return len(found) <= _MAX_STARTS
+            rest = seq[i + 1 :]
+            chars = _small_class(op, av) or _space_class(op, av)
+            if chars is not None:
+                return all(walk(rest, acc + fold(c)) for c in chars)
+            if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+                continue  # zero-width: the match starts with what follows
+            if op is sre.SUBPATTERN:
+                return walk([*av[-1], *rest], acc)
+            if op is sre.ATOMIC_GROUP:
+                return walk([*av, *rest], acc)
+            if op is sre.BRANCH:
+                return all(walk([*alt, *rest], acc) for alt in av[1])
+            if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+                lo, hi, body = av
+                if hi == 0:
+                    continue
+                if hi == 1:  # once or not at all: what follows is the rest
+                    return walk([*body, *rest], acc) and (lo >= 1 or walk(rest, acc))
+                return walk([*body, _STOP], acc) and (lo >= 1 or walk(rest, acc))
+            found.add(acc)  # any other item may consume any character: the start ends here
+            return len(found) <= _MAX_STARTS
+        found.add(acc)
+        return len(found) <= _MAX_STARTS
+
+    try:
+        complete = walk(items, "")
+    except RecursionError:
+        return None
+    if not complete or any(not s or (len(s) == 1 and s.isascii()) for s in found):
+        return None
+    return frozenset(found)
+
+
+_SPACES = "".join(ch for ch in map(chr, range(0x3001)) if re.match(r"\s", ch))
+
+
+def _space_class(op: object, av: object) -> str | None:
+    """The characters `\\s` matches (`a\\s+partir` starts with "a" and a space)."""
+    if op is sre.IN and av == [(sre.CATEGORY, sre.CATEGORY_SPACE)]:
+        return _SPACES
+    return None
 
 
 # ---------------------------------------------------------------- character runs
@@ -352,7 +420,7 @@ class Keywords:
     """A compiled keyword check: a text must hold one literal of each group (literals of
     one character are looked up in the text itself) and each required character run."""
 
-    __slots__ = ("_checks", "groups", "runs")
+    __slots__ = ("_checks", "_starts", "groups", "runs")
 
     def __init__(self, needs: Needs) -> None:
         groups = self.groups = needs.groups
@@ -364,6 +432,24 @@ class Keywords:
             short = "".join(lit for lit in group if len(lit) < 2)
             checks.append((long, short))
         self._checks = tuple(checks)
+        self._starts: Any = None
+        if needs.starts:
+            automaton = ahocorasick.Automaton()
+            for lit in needs.starts:
+                automaton.add_word(lit, len(lit) - 1)
+            automaton.make_automaton()
+            self._starts = automaton
+
+    @property
+    def knows_starts(self) -> bool:
+        """Whether `starts` can say where a match may begin."""
+        return self._starts is not None
+
+    def starts(self, text: str) -> list[int]:
+        """The positions, in order, where a match in `text` may begin (`knows_starts`).
+        Folding keeps every character in its place, so positions in the folded text are
+        positions in `text`."""
+        return sorted({end - back for end, back in self._starts.iter(profile(text).folded)})
 
     def __bool__(self) -> bool:
         return bool(self._checks or self.runs)
