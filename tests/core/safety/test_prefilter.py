@@ -21,6 +21,7 @@ from engram.core.safety.prefilter import (
     fold,
     required,
     required_literals,
+    split_by_starts,
 )
 
 
@@ -197,3 +198,18 @@ def test_searches_at_the_starts_agree_with_the_engine_on_the_corpora() -> None:
             assert [m.span() for m in pat.finditer(text)] == [
                 m.span() for m in plain.finditer(text)
             ], (pat.pattern[:60], text[:80])
+
+
+def test_a_long_alternation_is_searched_in_two_parts_with_the_same_answers() -> None:
+    split = [p for p in PATTERNS if len(p.pattern) >= 200 and split_by_starts(p.pattern, p.flags)]
+    assert split  # the screen has such patterns (the names of sensitive things, digests)
+    parts = split_by_starts(r"(?:\bsecrets?\b|\btokens?\b|\b[a-z]+_keys?\b|\bcreds\b|~/\.ssh)")
+    assert parts is not None and len(parts) == 2
+    assert parts[0][1].starts and parts[1][1].starts is None
+    assert split_by_starts(r"(secret|token|\w+_key)") is None  # a group: parts would renumber it
+    forms = _corpus_forms(step=10) + ["my api_keys and the secret", "db_key then token", ""]
+    for pat in split:
+        plain = re.compile(pat.pattern, pat.flags)
+        for text in forms:
+            a, b = pat.search(text), plain.search(text)
+            assert (a and a.span()) == (b and b.span()), (pat.pattern[:60], text[:80])

@@ -968,10 +968,11 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:
         names_reviewer = strict or _NAMES_REVIEWER.search(form) is not None
-        live = _grammar_index().candidates(form)
-        for i, (kind, rx, negatable) in enumerate(_grammar()):
+        grammar = _grammar()
+        for i in sorted(_grammar_index().candidates(form)):
+            kind, rx, negatable = grammar[i]
             lenient_ok = kind in _LENIENT_KINDS or (names_reviewer and kind not in _TASK_KINDS)
-            if i not in live or not (strict or lenient_ok):
+            if not (strict or lenient_ok):
                 continue
             for m in rx.finditer(form):
                 if negatable and _NEG_BEFORE.search(form, 0, m.start()):

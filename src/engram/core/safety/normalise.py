@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
-from engram.core.safety.prefilter import Keywords, compile_with_keywords
+from engram.core.safety.prefilter import Keywords, compile_with_keywords, split_by_starts
 
 
 class LazyPattern:
@@ -46,9 +46,16 @@ class LazyPattern:
         if rx is None:
             rx, needs = compile_with_keywords(self.pattern, self.flags)
             keywords = self._keywords = Keywords(needs)
+            # a long alternation most of whose alternatives have known starts is searched
+            # in two parts (see `split_by_starts`); shorter patterns are not worth a parse
+            parts = None
+            if not keywords.knows_starts and len(self.pattern) >= _SPLIT_FROM:
+                parts = split_by_starts(self.pattern, self.flags)
             for method in self._BOUND:
                 bound = getattr(rx, method)
-                if keywords.knows_starts and method in _AT_STARTS:
+                if parts and method == "search":
+                    bound = _search_in_parts(rx, keywords, parts)
+                elif keywords.knows_starts and method in _AT_STARTS:
                     bound = _AT_STARTS[method](rx, keywords)
                 elif keywords:
                     bound = _guarded(method, bound, keywords.may_match)
@@ -128,6 +135,33 @@ def _finditer_at_starts(rx: re.Pattern[str], keywords: Keywords) -> Callable:
         if args or kwargs:
             return finditer(string, *args, **kwargs)
         return matches(string)
+
+    return call
+
+
+_SPLIT_FROM = 200  # characters of a pattern from which a split may pay for its parse
+
+
+def _search_in_parts(rx: re.Pattern[str], keywords: Keywords, parts: list) -> Callable:
+    """`rx.search` as the first position either part matches at, then `rx.match` there:
+    the engine's own answer, since it too takes the first position where a match begins."""
+    search, match, may_match = rx.search, rx.match, keywords.may_match
+    (known_rx, known_needs), (other_rx, other_needs) = parts
+    known = _search_at_starts(known_rx, Keywords(known_needs))
+    other_keywords = Keywords(other_needs)
+    other = (
+        _guarded("search", other_rx.search, other_keywords.may_match)
+        if other_keywords
+        else other_rx.search
+    )
+
+    def call(string, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not may_match(string):
+            return None
+        if args or kwargs:
+            return search(string, *args, **kwargs)
+        found = [m.start() for m in (known(string), other(string)) if m is not None]
+        return match(string, min(found)) if found else None
 
     return call
 

@@ -79,6 +79,38 @@ def compile_with_keywords(pattern: str, flags: int = 0) -> tuple[re.Pattern[str]
         return re.compile(pattern, flags), required(pattern, flags)
 
 
+def split_by_starts(pattern: str, flags: int = 0) -> list[tuple[re.Pattern[str], Needs]] | None:
+    """A pattern without known starts whose alternation is mostly alternatives with known
+    starts, as two patterns: those alternatives, and the others. A text matches the whole
+    where it matches one of the two, so the whole's first match is at the first position
+    either part finds (`LazyPattern.search`). None for a pattern with groups (a part would
+    number them otherwise) or that no such split helps."""
+    try:
+        tree = sre_parse.parse(pattern, flags)
+    except (re.error, RecursionError):
+        return None
+    if tree.state.groups > 1:  # a group of its own (the count includes the whole match)
+        return None
+    items = list(tree)
+    at = next((i for i, (op, _) in enumerate(items) if op is sre.BRANCH), None)
+    if at is None or _starts_of(items) is not None:
+        return None
+    before, after = items[:at], items[at + 1 :]
+    known: list[list] = []
+    other: list[list] = []
+    for alt in items[at][1][1]:
+        started = _starts_of([*before, (sre.BRANCH, (None, [alt])), *after]) is not None
+        (known if started else other).append(alt)
+    if not known or not other or len(other) * 4 > len(known):
+        return None
+    parts = []
+    for alts in (known, other):
+        data = [*before, (sre.BRANCH, (None, alts)), *after]
+        sub = sre_parse.SubPattern(tree.state, data)
+        parts.append((sre_compiler.compile(sub, flags), _needs_of(sub)))
+    return parts
+
+
 def _needs_of(tree: object) -> Needs:
     items = list(tree)  # type: ignore[call-overload]
     groups = [g for g in _sequence(items) if g and all(g)]
