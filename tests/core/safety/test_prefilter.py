@@ -207,7 +207,7 @@ def test_a_long_alternation_is_searched_in_two_parts_with_the_same_answers() -> 
     assert parts is not None and len(parts) == 2
     assert parts[0][1].starts and parts[1][1].starts is None
     assert split_by_starts(r"(secret|token|\w+_key)") is None  # a group: parts would renumber it
-    forms = _corpus_forms(step=10) + ["my api_keys and the secret", "db_key then token", ""]
+    forms = [*_corpus_forms(step=10), "my api_keys and the secret", "db_key then token", ""]
     for pat in split:
         plain = re.compile(pat.pattern, pat.flags)
         for text in forms:
