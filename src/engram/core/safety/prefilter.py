@@ -424,6 +424,7 @@ class TextProfile:
         self.checked = len(items)
 
     def run(self, name: str) -> int:
+        """The longest run of class `name`, or 0 when none is as long as a check asks for."""
         found = self._runs.get(name)
         if found is None:
             found = self._runs[name] = max(map(len, _run_rx(name).findall(self.folded)), default=0)
@@ -432,7 +433,10 @@ class TextProfile:
 
 @cache
 def _run_rx(name: str) -> re.Pattern[str]:
-    return re.compile(RUN_CLASSES[name][0])
+    """Runs of the class at least as long as the shortest run a check requires: the many
+    short ones (every word is a run of letters) are not even listed."""
+    chars, _member, useful = RUN_CLASSES[name]
+    return re.compile(f"{chars.removesuffix('+')}{{{useful},}}")
 
 
 @lru_cache(maxsize=512)

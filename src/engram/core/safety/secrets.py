@@ -1184,45 +1184,45 @@ _SKIPPED_PLUGINS = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _plugins() -> tuple[tuple[str, tuple[tuple[re.Pattern[str], Keywords], ...]], ...]:
-    """(kind, (pattern, its keyword check) …) of detect-secrets' regex plugins, loaded once."""
+def _plugins() -> tuple[tuple[tuple[str, re.Pattern[str]], ...], KeywordIndex]:
+    """(kind, pattern) of each of detect-secrets' regex plugins, loaded once, and the index
+    that picks those a text may match."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    out = []
+    patterns = []
     for cls in get_mapping_from_secret_type_to_class().values():
         if issubclass(cls, RegexBasedDetector) and cls.__name__ not in _SKIPPED_PLUGINS:
             kind = re.sub(r"[^a-z0-9]+", "-", cls.secret_type.lower()).strip("-") or "secret"
-            checks = tuple((rx, Keywords(required(rx.pattern, rx.flags))) for rx in cls.denylist)
-            out.append((kind, checks))
-    return tuple(out)
+            patterns += [(kind, rx) for rx in cls.denylist]
+    index = KeywordIndex([Keywords(required(rx.pattern, rx.flags)) for _, rx in patterns])
+    return tuple(patterns), index
 
 
 def _detect_secrets_spans(text: str) -> list[Span]:
     if not _DS_GATE.search(text):
         return []
     out: list[Span] = []
-    for kind, patterns in _plugins():
+    patterns, index = _plugins()
+    for i in sorted(index.candidates(text)):
+        kind, rx = patterns[i]
         needs = _PLUGIN_NEEDS.get(kind)
         if needs is not None and needs not in text:
             continue  # its pattern backtracks over long lines without the word it looks for
-        for rx, keywords in patterns:
-            if keywords and not keywords.may_match(text):
+        for m in rx.finditer(text):
+            s, e = m.span()
+            for g in range(1, (rx.groups or 0) + 1):
+                if m.group(g):
+                    s, e = m.span(g)
+                    break
+            value = text[s:e]
+            if e - s < 8 or _is_placeholder(value) or "[REDACTED" in value:
                 continue
-            for m in rx.finditer(text):
-                s, e = m.span()
-                for g in range(1, (rx.groups or 0) + 1):
-                    if m.group(g):
-                        s, e = m.span(g)
-                        break
-                value = text[s:e]
-                if e - s < 8 or _is_placeholder(value) or "[REDACTED" in value:
-                    continue
-                if kind == "private-key":
-                    continue  # a header alone; whole key blocks are matched by our own family
-                if kind.startswith("artifactory") and (e - s < 20 or _classes(value) < 2):
-                    continue
-                out.append((s, e, kind))
+            if kind == "private-key":
+                continue  # a header alone; whole key blocks are matched by our own family
+            if kind.startswith("artifactory") and (e - s < 20 or _classes(value) < 2):
+                continue
+            out.append((s, e, kind))
     return out
 
 
