@@ -77,6 +77,10 @@ def test_structured_secrets_are_redacted(text: str, secret: str) -> None:
         "echo SGVsbG8gZnJvbSB0aGUgcGxhdGZvcm0gdGVhbSE= | base64 -d",
         "Application secrets are in AWS Secrets Manager and injected by External Secrets.",
         "Release signing: the minisign public key is RWSx4b8Q2mJv0nKkqE3YtHfLz9oA7cWdUe1gPiR5sTy6MhNj2bVxCqDr.",
+        # a typed parameter names the type of the secret, not its value
+        "fun verify(rawBody: ByteArray, header: String, secret: ByteArray): Boolean {",
+        # a file type in an aside after the key's name
+        "- **App Store Connect API key (.p8)**: CI secret store, readable by release jobs.",
     ],
 )
 def test_lookalikes_are_kept(text: str) -> None:

@@ -907,6 +907,52 @@ def _scoped_or_refused(form: str, m: re.Match[str]) -> bool:
     )
 
 
+def _names_reviewer_near(form: str, m: re.Match[str]) -> bool:
+    """Whether a bypass's sentence, or the one before or after it, names the person or the
+    tool it would bypass ("… without asking. The user hates being prompted")."""
+    first, last = _sentence_bounds(form, m.start(), m.end())
+    if first > 0:
+        first = _sentence_bounds(form, max(first - 2, 0), max(first - 1, 0))[0]
+    if last < len(form):
+        last = _sentence_bounds(form, min(last + 1, len(form)), min(last + 1, len(form)))[1]
+    return _NAMES_REVIEWER.search(form, first, last) is not None
+
+
+_SCOPABLE_INTENTS = frozenset({"disable_safety", "concealment"})
+
+
+def _scoped(form: str, evidence: str) -> bool:
+    """Whether the sentence holding an intent's evidence scopes it as a team's exception
+    ("only for documentation-only PRs", "unless on-call signs off")."""
+    at = form.find(evidence.split(" … ")[0].strip())
+    if at < 0:
+        return False
+    first, last = _sentence_bounds(form, at, at + 1)
+    sentence = re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", form[first:last])  # "**only** for"
+    return _SCOPED_EXCEPTION.search(sentence) is not None
+
+
+_SCOPED_EXCEPTION = lazy_compile(
+    r"\bonly\s+(?:for|when|if|in|on|during|after|with)\b|\bunless\b|\bexcept\b|"
+    r"\b(?:solo|solamente|seulement|uniquement|nur|solo|apenas|somente)\s+(?:para|pour|für|fur|per|quando|cuando|quand|wenn)\b"
+)
+
+
+_PUBLIC_HALF = lazy_compile(
+    r"\bpublic\s+(?:half|part|key|keys|portion|identifiers?)\b|\bsafe\s+to\s+(?:share|publish)\b|"
+    r"\.pub\b|\bnot\s+(?:a\s+)?secret\b"
+)
+
+
+def _public(form: str, evidence: str) -> bool:
+    """Whether the sentence holding an exfiltration's evidence says what moves is public."""
+    at = form.find(evidence.split(" … ")[-1].strip())
+    if at < 0:
+        return False
+    first, last = _sentence_bounds(form, at, at + 1)
+    return _PUBLIC_HALF.search(form, first, last) is not None
+
+
 def _inside_quotes(form: str, at: int, *, max_words: int = 0) -> bool:
     """Whether position `at` falls between quotation marks on its line (a phrase mentioned);
     `max_words`: only a quoted phrase of two to that many words counts."""
@@ -986,6 +1032,8 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
                     and not aimed_at_reader(form)
                 ):
                     continue  # "none of the backend rules apply on the device": a team's note
+                if not strict and kind not in _LENIENT_KINDS and not _names_reviewer_near(form, m):
+                    continue  # "agents may run `squeue` without asking" … "another user": a scope
                 return Refusal(kind, m.group(0)[:60])
         hit = _exfiltration(form)
         if hit:
@@ -993,6 +1041,10 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         intent = find_intent(form)
         if intent and intent[0] == "override" and _guards_against_override(form, intent[1]):
             intent = None
+        if intent and not strict and intent[0] in _SCOPABLE_INTENTS and _scoped(form, intent[1]):
+            intent = None  # "skip the QA reviewer only for documentation-only PRs": a team's rule
+        if intent and not strict and intent[0] == "exfiltration" and _public(form, intent[1]):
+            intent = None  # "deploy key (public half, safe to share)": nothing secret moves
         if intent and (
             strict
             or intent[0] in _LENIENT_INTENTS

@@ -150,6 +150,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False  # a JWT's header alone ({"alg": …}): public, it names the algorithm
     if not quoted and value in _CODE_WORDS:
         return False  # `password = await fetchSecret()`: code, not a value
+    if loose and not quoted and re.fullmatch(r"(?:[A-Z][a-z]+){2,4}", value):
+        return False  # `secret: ByteArray`: a type or a name in CamelCase, not a password
     if not strong:
         if len(re.findall(r"\s", value.strip())) >= 2:
             return False  # prose after a bare `key`: a passphrase is only kept under its name
@@ -898,6 +900,9 @@ def _sentence_spans(text: str) -> list[Span]:
             s, e, value, _ = _value_span(m)
             if _is_placeholder(value) or _looks_like_word(value):
                 continue
+            bare = value.strip("()[]*_")
+            if len(bare) < 6 or re.fullmatch(r"\.\w{1,6}", bare):
+                continue  # "API key (.p8)**": a file type in an aside, not a value
             if _classes(value) >= 3 or (
                 _classes(value) >= 2 and re.search(r"\d", value) and len(value) >= 10
             ):
