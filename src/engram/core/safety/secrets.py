@@ -23,6 +23,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from engram.core.safety.identity_numbers import identity_number_spans
 from engram.core.safety.normalise import lazy_compile
 from engram.core.safety.prefilter import KeywordIndex, Keywords, required
 
@@ -1557,6 +1558,7 @@ def _all_spans(text: str, depth: int) -> list[Span]:
     spans += _piece_spans(text)
     spans += _hook_spans(text)
     spans += _national_id_spans(text)
+    spans += identity_number_spans(text)
     spans += _spaced_and_listed_spans(text)
     spans += _k8s_secret_spans(text)
     sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()

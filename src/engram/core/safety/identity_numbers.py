@@ -1,0 +1,141 @@
+"""Personal identity numbers of many countries, found by their name and proven by their
+check digits (python-stdnum): a number is redacted only where the text names it and the
+number passes its scheme's own validation.
+
+The table is data: each python-stdnum module of a personal identity number, with the
+names that scheme goes by (from the module's own description, plus the name a person
+writes in that country's script where the description lacks it). A module is imported
+only when a text names its number, so an ordinary memory costs one keyword search.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from functools import cache, lru_cache
+from typing import Any
+
+from engram.core.safety.normalise import lazy_compile
+
+Span = tuple[int, int, str]
+
+# (python-stdnum module, the names of its number). The names come first from the module's
+# docstring (`tests/core/safety/test_identity_numbers.py` keeps them in step with it).
+# Schemes whose validation accepts most numbers of their length (Argentina's DNI, Peru's
+# CUI, Pakistan's CNIC, the US SSN: no check digit) are left out: their name alone would
+# decide, and a phone number after "DNI 12345678Z, mobile" is not an identity number.
+IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("at.vnr", ("VNR", "SVNR", "VSNR", "Versicherungsnummer")),
+    ("be.ssn", ("INSZ", "NISS", "SSN")),
+    ("bg.egn", ("EGN", "ЕГН", "Единен граждански номер")),
+    ("br.cpf", ("CPF", "Cadastro de Pessoas Físicas")),
+    ("ca.bc_phn", ("BC PHN",)),
+    ("ca.sin", ("SIN",)),
+    ("ch.ssn", ("Swiss social security number", "Sozialversicherungsnummer", "AHV")),
+    ("cn.ric", ("RIC", "Resident Identity Card", "身份证", "身份證")),
+    ("co.nit", ("NIT", "Número De Identificación Tributaria")),
+    ("cu.ni", ("Número de identidad",)),
+    ("cz.rc", ("RČ", "Rodné číslo")),
+    ("de.idnr", ("IdNr", "Steuerliche Identifikationsnummer", "Steuer-ID")),
+    ("dk.cpr", ("CPR", "personnummer")),
+    ("do.cedula", ("Cedula", "Cédula")),
+    ("ec.ci", ("CI", "Cédula de identidad")),
+    ("ee.ik", ("Isikukood",)),
+    ("es.dni", ("DNI", "Documento Nacional de Identidad")),
+    ("fi.hetu", ("HETU", "Henkilötunnus")),
+    ("fr.nir", ("NIR",)),
+    ("gr.amka", ("AMKA", "Αριθμός Μητρώου Κοινωνικής Ασφάλισης")),
+    ("id.nik", ("NIK", "Nomor Induk Kependudukan")),
+    ("ie.pps", ("PPS", "Personal Public Service Number")),
+    ("il.idnr", ("Identity Number", "Mispar Zehut", "מספר זהות", "תעודת זהות", "teudat zehut")),
+    ("in_.aadhaar", ("Aadhaar", "आधार")),
+    ("in_.epic", ("EPIC", "Electoral Photo Identity Card", "Voter ID")),
+    ("in_.vid", ("VID",)),
+    ("is_.kennitala", ("Kennitala",)),
+    ("ke.pin", ("PIN",)),
+    ("lt.asmens", ("Asmens kodas",)),
+    ("mu.nid", ("ID number",)),
+    ("mx.curp", ("CURP", "Clave Única de Registro de Población")),
+    ("my.nric", ("NRIC", "MyKad")),
+    ("nl.bsn", ("BSN", "Burgerservicenummer")),
+    ("no.fodselsnummer", ("Fødselsnummer", "fodselsnummer")),
+    ("pl.pesel", ("PESEL",)),
+    ("pt.cc", ("CC", "Número de Cartão de Cidadão", "Cartão de Cidadão")),
+    ("ro.cnp", ("CNP", "Cod Numeric Personal")),
+    ("se.personnummer", ("Personnummer",)),
+    ("si.emso", ("EMŠO", "EMSO", "Enotna matična številka občana")),
+    ("sk.rc", ("RČ", "Rodné číslo")),
+    ("th.pin", ("PIN", "เลขประจำตัวประชาชน", "บัตรประชาชน")),
+    ("tr.tckimlik", ("T.C. Kimlik", "TC Kimlik", "Kimlik No", "TCKN")),
+)
+
+_LABEL = lazy_compile(
+    r"(?i)(?<!\w)(?:"
+    + "|".join(
+        re.escape(name)
+        for name in sorted(
+            {n for _, names in IDENTITY_NUMBERS for n in names}, key=len, reverse=True
+        )
+    )
+    + r")(?!\w)"
+)
+# What may follow a name before its number ("No:", "number", "szám", a colon, brackets).
+_GAP = 40
+_WORDS = re.compile(r"[^\W\d_]+")
+_CANDIDATE = re.compile(r"(?<![\w-])[0-9A-Z](?:[0-9A-Z]|[ .\-/](?=[0-9A-Z])){5,24}(?![\w-])")
+
+
+@lru_cache(maxsize=1)
+def _modules_by_name() -> dict[str, tuple[str, ...]]:
+    by_name: dict[str, list[str]] = {}
+    for module, names in IDENTITY_NUMBERS:
+        for name in names:
+            by_name.setdefault(name.casefold(), []).append(module)
+    return {name: tuple(modules) for name, modules in by_name.items()}
+
+
+@cache
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(f"stdnum.{name}")
+    except ImportError:  # a python-stdnum without this scheme
+        return None
+
+
+def _valid(modules: tuple[str, ...], value: str) -> bool:
+    for name in modules:
+        module = _module(name)
+        try:
+            if module is not None and module.is_valid(value):
+                return True
+        except Exception:  # a validator that trips on odd input rejects it
+            continue
+    return False
+
+
+def identity_number_spans(text: str) -> list[Span]:
+    """(start, end, 'national-id') of each number a text names and that passes its check."""
+    out: list[Span] = []
+    by_name = _modules_by_name()
+    for label in _LABEL.finditer(text):
+        modules = by_name.get(label.group(0).casefold())
+        if not modules:
+            continue
+        line_end = text.find("\n", label.end())
+        window_end = min(label.end() + _GAP, line_end if line_end >= 0 else len(text))
+        for m in _CANDIDATE.finditer(text, label.end(), window_end + 25):
+            if m.start() > window_end:
+                break
+            if sum(c.isdigit() for c in m.group(0)) < 6:
+                continue
+            if len(label.group(0)) <= 3 and len(_WORDS.findall(text, label.end(), m.start())) > 2:
+                break  # a short name ("CI", "PIN") counts only right before its number
+            value = m.group(0)
+            # the number may run into a following word: shrink it at each separator
+            cuts = [len(value)] + [i for i in range(len(value) - 1, 5, -1) if value[i] in " ./-"]
+            for cut in cuts:
+                if _valid(modules, value[:cut]):
+                    out.append((m.start(), m.start() + cut, "national-id"))
+                    break
+            break  # only the number right after the name is that number
+    return out

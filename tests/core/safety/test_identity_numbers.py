@@ -1,0 +1,49 @@
+"""Identity numbers: redacted where the text names the number and its check digits hold."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from engram.core.safety.identity_numbers import IDENTITY_NUMBERS, identity_number_spans
+from engram.core.safety.scan import redact
+
+
+def test_each_scheme_is_named_as_its_library_module_names_it() -> None:
+    for module, names in IDENTITY_NUMBERS:
+        described = importlib.import_module(f"stdnum.{module}").__doc__.splitlines()[0]
+        assert any(name in described for name in names), (module, described)
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("T.C. Kimlik No: 27688654882", "27688654882"),
+        ("Aadhaar: 2833 4722 2755 for the contractor", "2833 4722 2755"),
+        ("เลขประจำตัวประชาชน 8-6814-86805-94-9", "8-6814-86805-94-9"),
+        ("ЕГН на служителя: 9911092733", "9911092733"),
+        ("Kennitala: 050175-1469", "050175-1469"),
+        ("Asmens kodas: 36407044950", "36407044950"),
+        ("CURP: TORG991118MDFLTH72", "TORG991118MDFLTH72"),
+        ("Cédula de identidad: 2423891163", "2423891163"),
+    ],
+)
+def test_a_named_number_with_its_check_is_redacted(text: str, number: str) -> None:
+    red = redact(text)
+    assert number not in red.text and "national-id" in red.kinds
+    assert [text[s:e] for s, e, _ in identity_number_spans(text)] == [number]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order 27688654882 shipped on Tuesday.",  # a valid number nobody named
+        "T.C. Kimlik No: 27688654883",  # its check digit is wrong
+        "DNI 12345678Z, mobile +34 612 345 219",  # only the number after the name is that number
+        "The CI pipeline runs job 2423891163 nightly.",
+    ],
+)
+def test_an_unnamed_or_unchecked_number_is_not_an_identity_number(text: str) -> None:
+    spans = identity_number_spans(text)
+    assert all(text[s:e] == "12345678Z" for s, e, _ in spans), spans
