@@ -69,14 +69,12 @@ IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tr.tckimlik", ("T.C. Kimlik", "TC Kimlik", "Kimlik No", "TCKN")),
 )
 
+_NAMES = sorted({n for _, names in IDENTITY_NUMBERS for n in names}, key=len, reverse=True)
+# An acronym is matched as written ("SIN 046 454 286", not Spanish "sin 247 …"); a name
+# in words in any case.
 _LABEL = lazy_compile(
-    r"(?i)(?<!\w)(?:"
-    + "|".join(
-        re.escape(name)
-        for name in sorted(
-            {n for _, names in IDENTITY_NUMBERS for n in names}, key=len, reverse=True
-        )
-    )
+    r"(?<!\w)(?:"
+    + "|".join(re.escape(n) if n == n.upper() else f"(?i:{re.escape(n)})" for n in _NAMES)
     + r")(?!\w)"
 )
 # What may follow a name before its number ("No:", "number", "szám", a colon, brackets).
