@@ -237,3 +237,30 @@ def test_identifiers_templates_paths_and_digests_are_kept(text: str) -> None:
 def test_an_sql_password_is_still_redacted() -> None:
     assert "Kq82mZx" not in _text(redact("CREATE USER app IDENTIFIED BY Kq82mZx;"))
     assert "Kq82mZx" not in _text(redact("ALTER USER app IDENTIFIED BY 'Kq82mZx'"))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("كلمة المرور لحساب الخادم هي %QKH2hhhZa=BXF", "%QKH2hhhZa=BXF"),
+        ("Ο κωδικός του λογαριασμού build είναι ?!uVM6Qg^B&ETxh=.", "?!uVM6Qg^B&ETxh="),
+        ("รหัสผ่านของเครื่องเซิร์ฟเวอร์คือ bBTM9J~C7e5YG!k5 อย่าบอกใคร", "bBTM9J~C7e5YG!k5"),
+        ("net user svc_backup 2l+2c&js=3=gS6T%F /add /domain", "2l+2c&js=3=gS6T%F"),
+    ],
+)
+def test_a_password_shaped_token_is_redacted_in_any_language(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
+    assert secret not in _text(redact(text, strict=False))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Symbols go to `Build\\Win64\\*.pdb` and truth sets to truth/HG002_GRCh38_v4.2.1.vcf.gz.",
+        "Set TZ=America/Sao_Paulo; open Forest_Grove?listen on the host.",
+        "Use ${DB_PASSWORD:?set me} in the config; OPENAI_API_KEY=${OPENAI_API_KEY:?set me}",
+        "Mail ops+alerts@example.com, not a person.",
+    ],
+)
+def test_paths_assignments_and_addresses_are_not_password_shaped(text: str) -> None:
+    assert _text(redact(text)) == text

@@ -828,6 +828,8 @@ def _assignment_spans(text: str) -> list[Span]:
         strength = key_strength(key)
         if not strength:
             continue
+        if text[max(0, m.start("key") - 2) : m.start("key")] == "${":
+            continue  # `${DB_PASSWORD:?set me}`: a shell expansion and its message, no value
         s, e, value, quoted = _value_span(m)
         op = m.group("op")
         if not quoted and text[e : e + 1] == ":":
@@ -1545,6 +1547,38 @@ def _k8s_secret_spans(text: str) -> list[Span]:
     return out
 
 
+# A word-sized token bounded by spaces, and what makes one read as a password typed by a
+# person or a generator: ASCII, upper and lower case or all four classes, a symbol of the
+# kind password rules ask for, and classes changing often (`pw@vV1!1+EKvMRm65E3`), in any
+# language's sentence around it. Paths, addresses, assignments and identifiers are not.
+_TOKEN = lazy_compile(r"(?<!\S)[^\s\"'`<>()\[\]{},;|]{10,64}(?!\S)")
+_STRONG_SYMBOL = re.compile(r"[!@#$%^&*~+=]")
+_NOT_PASSWORD = re.compile(
+    r"[^@\s]+@[\w-]+(?:\.[\w-]+)+|[A-Za-z_][\w.-]*[:=].*|[\w.-]+|.*(?:://|\$\{|[/\\]).*"
+)
+
+
+def _password_shaped(token: str) -> bool:
+    t = token.rstrip(".,:;!?")
+    if len(t) < 10 or not t.isascii() or t[0] in "-$#@/~." or _NOT_PASSWORD.fullmatch(t):
+        return False
+    if not _STRONG_SYMBOL.search(t) or {c for c in t if not c.isalnum()} <= set("+/="):
+        return False
+    kinds = ["l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "s" for c in t]
+    changes = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    present = set(kinds)
+    return changes >= 6 and len(present) >= 3 and ({"l", "u"} <= present or len(present) == 4)
+
+
+def _password_shaped_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _TOKEN.finditer(text):
+        if _password_shaped(m.group(0)) and not _is_placeholder(m.group(0)):
+            value = m.group(0).rstrip(".,:;!?")
+            out.append((m.start(), m.start() + len(value), "password"))
+    return out
+
+
 def _all_spans(text: str, depth: int) -> list[Span]:
     spans = _known_format_spans(text)
     spans += _detect_secrets_spans(text)
@@ -1559,6 +1593,7 @@ def _all_spans(text: str, depth: int) -> list[Span]:
     spans += _hook_spans(text)
     spans += _national_id_spans(text)
     spans += identity_number_spans(text)
+    spans += _password_shaped_spans(text)
     spans += _spaced_and_listed_spans(text)
     spans += _k8s_secret_spans(text)
     sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()
