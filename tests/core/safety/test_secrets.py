@@ -264,3 +264,34 @@ def test_a_password_shaped_token_is_redacted_in_any_language(text: str, secret: 
 )
 def test_paths_assignments_and_addresses_are_not_password_shaped(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "Set-Cookie: JSESSIONID=63BB9A0EEA67F5AAC421F6FBD5877C88; Path=/lims",
+            "63BB9A0EEA67F5AAC421F6FBD5877C88",
+        ),
+        ("hb_portal_sid=74b54b3ca28c6e0d153d2c62284c001b", "74b54b3ca28c6e0d153d2c62284c001b"),
+        ("TOTP seed for the shared ops account: NSLVZN7FBYBVKZWX", "NSLVZN7FBYBVKZWX"),
+        (
+            "Authenticator key (manual entry): puwi eaju istx ftrp bgml laj2 w57v 2m6f",
+            "puwi eaju istx",
+        ),
+    ],
+)
+def test_session_cookies_and_one_time_password_seeds_are_redacted(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "session: 30m idle timeout; laravel_session cookie is HttpOnly.",
+        "Enable 2FA for every admin: the setup key is shown once in the app.",
+        "MFA is enforced by the IdP (OKTAGROUPSADMINS maps to the admin role).",
+    ],
+)
+def test_settings_about_sessions_and_seeds_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text

@@ -254,13 +254,25 @@ def key_strength(key: str) -> int:
         "code",
     ):
         return 1
-    if parts[-1] in ("key", "signature", "sig") and len(parts) <= 3:
-        return 1
+    if joined in _SESSION_COOKIES:
+        return 2
+    if (
+        parts[-1] in ("key", "signature", "sig", "sid", "sess", "sessid", "session")
+        and len(parts) <= 3
+    ):
+        return 1  # hb_portal_sid, laravel_session: weak, so only a random-looking value counts
     return 0
 
 
+# Session cookies of common web frameworks, by name (their value is a logged-in session).
+_SESSION_COOKIES = frozenset(
+    {"jsessionid", "phpsessid", "aspxauth", "aspnetsessionid", "aspsessionid", "connectsid",
+     "cisession", "sessionid"}
+)  # fmt: skip
+
+
 _KEY_STEM = (
-    r"(?:pass|pwd|psk|secret|token|key|auth|cred|sig|cookie|session|kennwort|contrase|senha|dsn)"
+    r"(?:pass|pwd|psk|secret|token|key|auth|cred|sig|cookie|sess|sid|kennwort|contrase|senha|dsn)"
 )
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = lazy_compile(
@@ -1484,8 +1496,21 @@ _TWILIO_SID = lazy_compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")
 _HEX32 = lazy_compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 
 
+# A one-time-password seed (RFC 4648 base32, as authenticator apps show it for manual
+# entry: in capitals, or in lower-case groups of four) after the word for it.
+_OTP_SEED = lazy_compile(
+    r"(?i)\b(?:totp|hotp|2fa|mfa|otp|authenticator|two[- ]factor|setup\s+key|manual\s+entry)\b"
+    r"[^\n]{0,40}?[:=]?\s(?P<val>(?-i:[A-Z2-7]{16,64})|(?-i:[a-z2-7]{4}(?: [a-z2-7]{4}){3,15}(?: [a-z2-7]{1,4})?))"
+    r"(?![\w=])"
+)
+
+
 def _spaced_and_listed_spans(text: str) -> list[Span]:
     out: list[Span] = []
+    for m in _OTP_SEED.finditer(text):
+        value = m.group("val")
+        if not _looks_like_word(value) and re.search(r"[2-7]", value) and len(set(value)) >= 8:
+            out.append((m.start("val"), m.end("val"), "otp-seed"))
     for m in _SPACED_RUN.finditer(text):
         pieces = m.group(0).split()
         if sum(_looks_like_word(p) for p in pieces) * 3 > len(pieces):
