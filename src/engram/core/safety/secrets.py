@@ -22,6 +22,7 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
+from itertools import pairwise
 
 from engram.core.safety.identity_numbers import identity_number_spans
 from engram.core.safety.normalise import lazy_compile
@@ -1590,7 +1591,7 @@ def _password_shaped(token: str) -> bool:
     if not _STRONG_SYMBOL.search(t) or {c for c in t if not c.isalnum()} <= set("+/="):
         return False
     kinds = ["l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "s" for c in t]
-    changes = sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    changes = sum(a != b for a, b in pairwise(kinds))
     present = set(kinds)
     return changes >= 6 and len(present) >= 3 and ({"l", "u"} <= present or len(present) == 4)
 
