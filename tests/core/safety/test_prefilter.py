@@ -97,11 +97,11 @@ def _starts(pattern: str) -> frozenset[str] | None:
 
 def test_where_a_match_starts_is_read_out_of_the_pattern() -> None:
     # a look-behind and a word boundary consume nothing; an alternation spells each start
-    assert _starts(r"(?<![\w-])(?:ignor\w*|forget\w*)") == {"ign", "for"}
-    assert _starts(r"\b(?:IGNORE|Forget)\b") == {"ign", "for"}
+    assert _starts(r"(?<![\w-])(?:ignor\w*|forget\w*)") == {"ignor", "forge"}
+    assert _starts(r"\b(?:IGNORE|Forget)\b") == {"ignor", "forge"}
     # an optional part: the start is with it or without it
-    assert _starts(r"[\"']?allow") == {'"al', "'al", "all"}
-    assert _starts(r"a\s+partir") >= {"a ", "a\t", "a\u3000"}
+    assert _starts(r"[\"']?allow") == {'"allo', "'allo", "allow"}
+    assert _starts(r"a\s+partir") == {"a "}  # every space is folded to one
     # a repeated part ends what is known of the start
     assert _starts(r"(?:ab)+c") == {"ab"}
     # a start of one common character, or of any character, is no help

@@ -32,7 +32,13 @@ _SAME_LETTERS = (
     "iı", "sſ", "µμ", "ιͅι", "ΐΐ", "ΰΰ", "βϐ", "εϵ", "θϑ", "κϰ", "πϖ", "ρϱ", "σς",
     "φϕ", "вᲀ", "дᲁ", "оᲂ", "сᲃ", "тᲄᲅ", "ъᲆ", "ѣᲇ", "ꙋᲈ", "ṡẛ", "ﬅﬆ",
 )  # fmt: skip
-_FOLD = str.maketrans({ch: group[0] for group in _SAME_LETTERS for ch in group[1:]})
+# Every character `\s` matches, folded to a plain space: a match's start ("a\s+partir")
+# is then spelled with one space, and positions stay where they were.
+_SPACES = "".join(ch for ch in map(chr, range(0x3001)) if re.match(r"\s", ch))
+_FOLD = str.maketrans(
+    {ch: group[0] for group in _SAME_LETTERS for ch in group[1:]}
+    | {ch: " " for ch in _SPACES if ch != " "}
+)
 
 
 def fold(text: str) -> str:
@@ -188,7 +194,7 @@ def _branch(alternatives: list) -> frozenset[str] | None:
 
 # ---------------------------------------------------------------- where a match starts
 
-_START_LEN = 3  # characters of a match's start read out of its pattern
+_START_LEN = 5  # characters of a match's start read out of its pattern
 _MAX_STARTS = 2048  # spellings of a start; a pattern with more is searched the usual way
 _STOP = (None, None)  # the end of a repeated part: what follows it may be the part again
 
@@ -242,13 +248,10 @@ def _starts_of(items: list) -> frozenset[str] | None:
     return frozenset(found)
 
 
-_SPACES = "".join(ch for ch in map(chr, range(0x3001)) if re.match(r"\s", ch))
-
-
 def _space_class(op: object, av: object) -> str | None:
-    """The characters `\\s` matches (`a\\s+partir` starts with "a" and a space)."""
+    """`\\s`, as folded: a space (`a\\s+partir` starts with "a" and a space)."""
     if op is sre.IN and av == [(sre.CATEGORY, sre.CATEGORY_SPACE)]:
-        return _SPACES
+        return " "
     return None
 
 
