@@ -495,11 +495,15 @@ class Keywords:
 
     def may_match(self, text: str) -> bool:
         """False only when `text` lacks every literal of some group, or a required run."""
-        p = profile(text)
+        p = _profile(text)  # (profile(), inlined: the screen makes ~300 of these a memory)
+        if p.checked != len(_LITERALS.items):
+            p.catch_up()
         present = p.present
         for long, short in self._checks:
             if long.isdisjoint(present) and not (short and any(c in p.folded for c in short)):
                 return False
+        if not self.runs:
+            return True
         return all(p.run(name) >= length for name, length in self.runs)
 
 

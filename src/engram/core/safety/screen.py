@@ -10,12 +10,15 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from engram.core.memory import Memory
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # ---------------------------------------------------------------- what a memory shows the agent
 
@@ -280,12 +283,18 @@ PARALLEL_FROM = 200  # memories to screen: below this a pool of workers costs mo
 
 
 def many_memory_findings(mems: list[Memory]) -> list[Findings]:
-    """`memory_findings` of each memory, in order; in worker processes, one per CPU, when
-    there are many (a first `verify` of a large memory): the screen is CPU-bound Python, so
-    processes rather than threads. Any trouble starting them: one process, same answers."""
+    """`memory_findings` of each memory, in order (see `map_screening`)."""
+    return map_screening(memory_findings, mems)
+
+
+def map_screening(fn: Callable[[T], R], items: list[T]) -> list[R]:
+    """`fn` of each item, in order, where `fn` screens (and may first parse) a memory; in
+    worker processes, one per CPU, when there are many (a first `verify` of a large
+    memory): the screen is CPU-bound Python, so processes rather than threads. Any trouble
+    starting them: one process, same answers. `fn` and the items must pickle."""
     cpus = _usable_cpus()
-    if len(mems) < PARALLEL_FROM or cpus < 2:
-        return [memory_findings(m) for m in mems]
+    if len(items) < PARALLEL_FROM or cpus < 2:
+        return [fn(item) for item in items]
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
@@ -295,13 +304,13 @@ def many_memory_findings(mems: list[Memory]) -> list[Findings]:
     methods = multiprocessing.get_all_start_methods()
     # fork is cheap (the compiled screen is inherited) but unsafe beside other threads
     method = "fork" if "fork" in methods and threading.active_count() == 1 else "spawn"
-    first = memory_findings(mems[0])  # compiles the screen before the workers fork
+    first = fn(items[0])  # compiles the screen before the workers fork
     try:
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(max_workers=min(cpus, 8), mp_context=context) as pool:
-            rest = list(pool.map(memory_findings, mems[1:], chunksize=32))
+            rest = list(pool.map(fn, items[1:], chunksize=32))
     except (OSError, RuntimeError, BrokenProcessPool, PicklingError, ValueError):
-        rest = [memory_findings(m) for m in mems[1:]]
+        rest = [fn(item) for item in items[1:]]
     return [first, *rest]
 
 

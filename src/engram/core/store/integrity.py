@@ -13,7 +13,12 @@ from typing import Any, NamedTuple
 from engram.core.errors import ContainmentError, UsageError
 from engram.core.memory import Memory, MemoryParseError
 from engram.core.results import Diagnostic, Result
-from engram.core.safety.screen import decode_findings, many_memory_findings
+from engram.core.safety.screen import (
+    decode_findings,
+    many_memory_findings,
+    map_screening,
+    memory_findings,
+)
 from engram.core.store.bounded import BadFileError
 from engram.core.store.files import (
     LAYOUT_DIRS,
@@ -50,7 +55,7 @@ def check_root(root: Root) -> dict[str, Any]:
     manifest = read_manifest(root)
     key = user_signing_key()
     stored = _read_screened(root, key)
-    facts = _file_facts(root, stored.files)
+    facts = _file_facts(root, stored.files, stored.entries)
     managed = {rel for rel in facts if _folder(rel) in MANAGED_DIRS}
     current = {rel: f.digest for rel, f in facts.items() if rel in managed}
     invalid = [
@@ -77,7 +82,7 @@ class FileFacts(NamedTuple):
     stamp: tuple[int, int, int]  # (mtime_ns, ctime_ns, size) when it was read
     digest: str
     error: tuple[str, str] | None  # (reason, code) when it does not parse
-    memory: Memory | None = None  # when read by this run
+    flag: str | None = None  # its findings (`Findings.encode`), when screened by this run
 
     def encode(self) -> list[Any]:
         return [*self.stamp, self.digest, *(self.error or ("", ""))]
@@ -94,11 +99,16 @@ class FileFacts(NamedTuple):
         return cls((mtime, ctime, size), digest, (reason, code) if reason else None)
 
 
-def _file_facts(root: Root, known: dict[str, FileFacts]) -> dict[str, FileFacts]:
-    """Hash and parse status of every memory file; a file whose stat is unchanged since a
-    verify this user signed is not read again (a second verify is a walk over the stats)."""
+def _file_facts(
+    root: Root, known: dict[str, FileFacts], screened: dict[str, str]
+) -> dict[str, FileFacts]:
+    """Hash and parse status of every memory file, and the findings of each file version
+    not screened before; a file whose stat is unchanged since a verify this user signed is
+    not read again (a second verify is a walk over the stats). New versions are parsed
+    and screened together, in worker processes when there are many."""
     limit = file_limits(root).file_bytes
     out: dict[str, FileFacts] = {}
+    new: list[tuple[str, tuple[int, int, int], str, bytes]] = []
     with batch_reads():
         for fs in scan_files(root, LAYOUT_DIRS):
             stamp = (fs.mtime_ns, fs.ctime_ns, fs.size)
@@ -117,13 +127,31 @@ def _file_facts(root: Root, known: dict[str, FileFacts]) -> dict[str, FileFacts]
                 continue
             except OSError:
                 continue  # gone or unreadable since the walk
-            try:
-                mem = memory_from_bytes(root, fs.rel, raw)
-            except MemoryParseError as exc:
-                out[fs.rel] = FileFacts(stamp, file_hash(raw), (str(exc), exc.code or ""))
-                continue
-            out[fs.rel] = FileFacts(stamp, file_hash(raw), None, mem)
+            digest = file_hash(raw)
+            out[fs.rel] = FileFacts(stamp, digest, None)  # in walk order; completed below
+            new.append((fs.rel, stamp, digest, raw))
+    jobs = [
+        (root, rel, raw, _folder(rel) in MEMORY_DIRS and digest not in screened)
+        for rel, _, digest, raw in new
+    ]
+    for (rel, stamp, digest, _), (error, flag) in zip(
+        new, map_screening(_parse_and_screen, jobs), strict=True
+    ):
+        out[rel] = FileFacts(stamp, digest, error, flag)
     return out
+
+
+def _parse_and_screen(
+    job: tuple[Root, str, bytes, bool],
+) -> tuple[tuple[str, str] | None, str | None]:
+    """(parse error, None) or (None, findings) of one file version; findings only for a
+    memory a load would show (`screen`)."""
+    root, rel, raw, screen = job
+    try:
+        mem = memory_from_bytes(root, rel, raw)
+    except MemoryParseError as exc:
+        return (str(exc), exc.code or ""), None
+    return None, (memory_findings(mem).encode() if screen else None)
 
 
 def link_report(root: Root) -> list[dict[str, str]]:
@@ -226,25 +254,26 @@ def content_report(
     seen: dict[str, str] = {}
     # the memory files of the walk `_file_facts` made (in its order), those that parse
     files = [rel for rel, f in facts.items() if _folder(rel) in MEMORY_DIRS and f.error is None]
-    todo: dict[str, Memory] = {}  # file versions no verify of this user screened yet
+    screened = {f.digest: f.flag for f in facts.values() if f.flag is not None}
+    todo: dict[str, Memory] = {}  # versions whose stat was known but findings were not
     for rel in files:
         known = facts[rel]
-        if known.digest in stored.entries or known.digest in todo:
+        if known.digest in stored.entries or known.digest in screened or known.digest in todo:
             continue
-        mem = known.memory
-        if mem is None:
-            try:
-                mem, _ = read_memory_file(root, rel)
-            except (MemoryParseError, OSError):
-                continue
-        todo[known.digest] = mem
-    screened = dict(zip(todo, many_memory_findings(list(todo.values())), strict=True))
+        try:
+            todo[known.digest], _ = read_memory_file(root, rel)
+        except (MemoryParseError, OSError):
+            continue
+    screened |= {
+        digest: found.encode()
+        for digest, found in zip(todo, many_memory_findings(list(todo.values())), strict=True)
+    }
     for rel in files:
         digest = facts[rel].digest
         if digest in stored.entries:
             flag = stored.entries[digest]
         elif digest in screened:
-            flag = screened[digest].encode()
+            flag = screened[digest]
         else:
             continue  # unreadable since the walk
         seen[digest] = flag
