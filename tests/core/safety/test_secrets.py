@@ -295,3 +295,8 @@ def test_session_cookies_and_one_time_password_seeds_are_redacted(text: str, sec
 )
 def test_settings_about_sessions_and_seeds_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+def test_markdown_emphasis_is_not_a_password() -> None:
+    text = "**Workspace-Specific:** `npm test -w <pkg> -- <path>` (relative to the root)"
+    assert _text(redact(text)) == text

@@ -1588,6 +1588,8 @@ def _password_shaped(token: str) -> bool:
     t = token.rstrip(".,:;!?")
     if len(t) < 10 or not t.isascii() or t[0] in "-$#@/~." or _NOT_PASSWORD.fullmatch(t):
         return False
+    if t.startswith(("**", "__")) or not re.search(r"\d", t) or not re.search(r"[A-Za-z]", t):
+        return False  # `**Workspace-Specific:**`: emphasis; a password holds a digit
     if not _STRONG_SYMBOL.search(t) or {c for c in t if not c.isalnum()} <= set("+/="):
         return False
     kinds = ["l" if c.islower() else "u" if c.isupper() else "d" if c.isdigit() else "s" for c in t]
