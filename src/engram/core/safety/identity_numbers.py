@@ -79,8 +79,8 @@ _LABEL = lazy_compile(
 )
 # What may follow a name before its number ("No:", "number", "szám", a colon, brackets).
 _GAP = 40
-_WORDS = re.compile(r"[^\W\d_]+")
-_CANDIDATE = re.compile(r"(?<![\w-])[0-9A-Z](?:[0-9A-Z]|[ .\-/](?=[0-9A-Z])){5,24}(?![\w-])")
+_WORDS = lazy_compile(r"[^\W\d_]+")
+_CANDIDATE = lazy_compile(r"(?<![\w-])[0-9A-Z](?:[0-9A-Z]|[ .\-/](?=[0-9A-Z])){5,24}(?![\w-])")
 
 
 @lru_cache(maxsize=1)

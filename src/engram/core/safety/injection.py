@@ -757,6 +757,9 @@ _LEET = str.maketrans("0134578@$", "oieastbas")
 # Words glued by underscores or hyphens, three or more in a row (a sentence written as one
 # identifier); shorter compounds (`auto-sync`, `read_only`) are left as they are.
 _WORD_JOIN = lazy_compile(r"\b[a-z]+(?:[_-][a-z]+){2,}\b")
+# What every such run holds, in a pattern the engine scans for at C speed (it opens on a
+# class, not on a word boundary): most text has none and is not searched word by word.
+_WORD_JOIN_HINT = lazy_compile(r"[_-][a-z]+[_-][a-z]")
 # A word spelled with digits for letters: at least three characters, a third of them digits.
 _LEET_WORD = lazy_compile(r"\b(?=[\w@$]{0,40}?[a-z])(?=(?:[\w@$]{0,40}?[013457]){2})[\w@$]{3,40}")
 _B64_RUN = lazy_compile(r"[A-Za-z0-9+/]{16,}={0,2}")
@@ -1010,7 +1013,7 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         forms.append(_LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), sk))
     if re.search(r"[a-z][A-Z][a-z]", text):  # "IgnoreAllPreviousInstructions"
         forms.append(skeleton(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)))
-    if _WORD_JOIN.search(sk):  # "ignore_all_previous_instructions", "disable-the-scanner"
+    if _WORD_JOIN_HINT.search(sk) and _WORD_JOIN.search(sk):  # "ignore_all_previous_…"
         forms.append(_WORD_JOIN.sub(lambda m: re.sub(r"[_-]", " ", m.group(0)), sk))
     for form in forms:
         names_reviewer = strict or _NAMES_REVIEWER.search(form) is not None

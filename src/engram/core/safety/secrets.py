@@ -1578,8 +1578,8 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # kind password rules ask for, and classes changing often (`pw@vV1!1+EKvMRm65E3`), in any
 # language's sentence around it. Paths, addresses, assignments and identifiers are not.
 _TOKEN = lazy_compile(r"(?<!\S)[^\s\"'`<>()\[\]{},;|]{10,64}(?!\S)")
-_STRONG_SYMBOL = re.compile(r"[!@#$%^&*~+=]")
-_NOT_PASSWORD = re.compile(
+_STRONG_SYMBOL = lazy_compile(r"[!@#$%^&*~+=]")
+_NOT_PASSWORD = lazy_compile(
     r"[^@\s]+@[\w-]+(?:\.[\w-]+)+|[A-Za-z_][\w.-]*[:=].*|[\w.-]+|.*(?:://|\$\{|[/\\]).*"
 )
 
