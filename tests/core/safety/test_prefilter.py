@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.core.safety import injection, intent, scan, secrets  # noqa: F401 - their patterns
+from engram.core.safety import injection, intent, prefilter, scan, secrets  # noqa: F401
 from engram.core.safety.normalise import LazyPattern, skeleton
 from engram.core.safety.prefilter import (
     KeywordIndex,
@@ -108,6 +108,12 @@ def test_where_a_match_starts_is_read_out_of_the_pattern() -> None:
     assert _starts(r"x\d+") is None
     assert _starts(r"\w+@example") is None
     assert _starts(r"(?:secret)?\d+") is None
+
+
+def test_the_folded_spaces_are_every_character_the_engine_calls_a_space() -> None:
+    engine = {ch for ch in map(chr, range(0x110000)) if re.match(r"\s", ch)}
+    assert set(prefilter._SPACES) == engine
+    assert fold("a\u3000b\tc\u2028d") == "a b c d"
 
 
 def test_a_search_at_the_starts_finds_what_the_engine_finds() -> None:

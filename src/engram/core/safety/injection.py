@@ -924,20 +924,26 @@ def _names_reviewer_near(form: str, m: re.Match[str]) -> bool:
 _SCOPABLE_INTENTS = frozenset({"disable_safety", "concealment"})
 
 
+def _evidence_sentence(form: str, word: str) -> str:
+    """The sentence of `form` holding an intent's evidence word ('' when it is not found)."""
+    at = form.find(word.strip())
+    if at < 0:
+        return ""
+    first, last = _sentence_bounds(form, at, at + 1)
+    return form[first:last]
+
+
 def _scoped(form: str, evidence: str) -> bool:
     """Whether the sentence holding an intent's evidence scopes it as a team's exception
     ("only for documentation-only PRs", "unless on-call signs off")."""
-    at = form.find(evidence.split(" … ")[0].strip())
-    if at < 0:
-        return False
-    first, last = _sentence_bounds(form, at, at + 1)
-    sentence = re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", form[first:last])  # "**only** for"
+    sentence = _evidence_sentence(form, evidence.split(" … ")[0])
+    sentence = re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", sentence)  # "**only** for"
     return _SCOPED_EXCEPTION.search(sentence) is not None
 
 
 _SCOPED_EXCEPTION = lazy_compile(
     r"\bonly\s+(?:for|when|if|in|on|during|after|with)\b|\bunless\b|\bexcept\b|"
-    r"\b(?:solo|solamente|seulement|uniquement|nur|solo|apenas|somente)\s+(?:para|pour|für|fur|per|quando|cuando|quand|wenn)\b"
+    r"\b(?:solo|solamente|seulement|uniquement|nur|apenas|somente)\s+(?:para|pour|für|fur|per|quando|cuando|quand|wenn)\b"
 )
 
 
@@ -949,11 +955,7 @@ _PUBLIC_HALF = lazy_compile(
 
 def _public(form: str, evidence: str) -> bool:
     """Whether the sentence holding an exfiltration's evidence says what moves is public."""
-    at = form.find(evidence.split(" … ")[-1].strip())
-    if at < 0:
-        return False
-    first, last = _sentence_bounds(form, at, at + 1)
-    return _PUBLIC_HALF.search(form, first, last) is not None
+    return _PUBLIC_HALF.search(_evidence_sentence(form, evidence.split(" … ")[-1])) is not None
 
 
 def _inside_quotes(form: str, at: int, *, max_words: int = 0) -> bool:

@@ -1584,8 +1584,7 @@ _NOT_PASSWORD = lazy_compile(
 )
 
 
-def _password_shaped(token: str) -> bool:
-    t = token.rstrip(".,:;!?")
+def _password_shaped(t: str) -> bool:
     if len(t) < 10 or not t.isascii() or t[0] in "-$#@/~." or _NOT_PASSWORD.fullmatch(t):
         return False
     if t.startswith(("**", "__")) or not re.search(r"\d", t) or not re.search(r"[A-Za-z]", t):
@@ -1601,8 +1600,8 @@ def _password_shaped(token: str) -> bool:
 def _password_shaped_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _TOKEN.finditer(text):
-        if _password_shaped(m.group(0)) and not _is_placeholder(m.group(0)):
-            value = m.group(0).rstrip(".,:;!?")
+        value = m.group(0).rstrip(".,:;!?")  # the sentence's own punctuation after it
+        if _password_shaped(value) and not _is_placeholder(m.group(0)):
             out.append((m.start(), m.start() + len(value), "password"))
     return out
 
