@@ -228,10 +228,25 @@ def test_a_kubernetes_secret_manifest_is_redacted() -> None:
         "The `.env.example` has `PAYMENTS_API_KEY=` empty on purpose; ask for a sandbox key.",
         "manifest sha256=18ad48684ad72b712dedc3204bceceba58444e9090e30390594080847f294d5f",
         "- typical LEO pass: 6–11 min",
+        "- cache key: `ratelimit:export:<tenant>:<hour>` in Redis, 30 per hour",
+        "LoadCredential=ingest_token:/etc/credstore/ingest_token_%i",
+        "The partner API also needs an API key (Acme does); it lives in the vault.",
     ],
 )
 def test_identifiers_templates_paths_and_digests_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+    assert _text(redact(text, strict=False)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("session_secret = 'k2<hdr>Lq99xZ'", "k2<hdr>Lq99xZ"),
+        ("ADMIN_PASSWORD=Xk9%iLm2Qr", "Xk9%iLm2Qr"),
+    ],
+)
+def test_a_value_with_template_marks_in_it_is_still_a_value(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
 
 
 def test_an_sql_password_is_still_redacted() -> None:

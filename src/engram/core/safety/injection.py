@@ -21,7 +21,13 @@ import unicodedata
 from functools import lru_cache
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engram.core.safety.intent import NEGATED_AFTER, aimed_at_reader, blank_mentions, find_intent
+from engram.core.safety.intent import (
+    NEGATED_AFTER,
+    aimed_at_reader,
+    blank_mentions,
+    find_intent,
+    names_the_agent_as_subject,
+)
 from engram.core.safety.normalise import (
     CODE_SPAN,
     folded,
@@ -747,8 +753,7 @@ _NAMES_REVIEWER = lazy_compile(
 )
 _YOU = lazy_compile(r"\b(?:you|your|du|vous|tu|usted|sie)\b")
 _LENIENT_INTENTS = frozenset(
-    {"override", "fake_system", "exfiltration", "hidden_instruction", "prompt_leak",
-     "disable_safety"}
+    {"override", "fake_system", "exfiltration", "hidden_instruction", "prompt_leak"}
 )  # fmt: skip
 
 
@@ -913,7 +918,11 @@ def _scoped_or_refused(form: str, m: re.Match[str]) -> bool:
 def _names_reviewer_near(form: str, m: re.Match[str]) -> bool:
     """Whether a bypass's sentence, or the one before or after it, names the person or the
     tool it would bypass ("… without asking. The user hates being prompted")."""
-    first, last = _sentence_bounds(form, m.start(), m.end())
+    return _names_reviewer_around(form, m.start(), m.end())
+
+
+def _names_reviewer_around(form: str, start: int, end: int) -> bool:
+    first, last = _sentence_bounds(form, start, end)
     if first > 0:
         first = _sentence_bounds(form, max(first - 2, 0), max(first - 1, 0))[0]
     if last < len(form):
@@ -922,6 +931,23 @@ def _names_reviewer_near(form: str, m: re.Match[str]) -> bool:
 
 
 _SCOPABLE_INTENTS = frozenset({"disable_safety", "concealment"})
+
+
+def _tells_the_agent(form: str, evidence: str) -> bool:
+    """Whether the sentence holding a switch-off's evidence tells the agent by name or as
+    "you" ("the assistant should turn it off"): a team's own hardening steps ("disable root
+    SSH login", "remove the temporary rules") address its people."""
+    sentence = _evidence_sentence(form, evidence.split(" … ")[0])
+    return names_the_agent_as_subject(sentence) or _YOU.search(sentence) is not None
+
+
+def _conceals_from_reviewer(form: str, evidence: str) -> bool:
+    """Whether the sentence holding a concealment's evidence, or one next to it, names the
+    person or the tool ("do not tell the user"), not a third party ("do not tell the
+    reported seller who reported them", with "users" three sentences earlier)."""
+    word = evidence.split(" … ")[0].strip()
+    at = form.find(word) if word else -1
+    return at >= 0 and _names_reviewer_around(form, at, at + len(word))
 
 
 def _evidence_sentence(form: str, word: str) -> str:
@@ -1053,7 +1079,12 @@ def _phrasing(text: str, depth: int = 0, *, strict: bool = True) -> Refusal | No
         if intent and (
             strict
             or intent[0] in _LENIENT_INTENTS
-            or (intent[0] == "concealment" and names_reviewer)
+            or (intent[0] == "disable_safety" and _tells_the_agent(form, intent[1]))
+            or (
+                intent[0] == "concealment"
+                and names_reviewer
+                and _conceals_from_reviewer(form, intent[1])
+            )
         ):
             return Refusal(_INTENT_KINDS[intent[0]], intent[1][:60])
     if "<" in text or "]:" in text:

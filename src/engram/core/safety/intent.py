@@ -392,6 +392,12 @@ _READER_NOUN = lazy_compile(
 )
 
 
+def names_the_agent_as_subject(text: str) -> bool:
+    """Whether `text` has the agent as the subject of a duty or a permission ("the
+    assistant should …", "agents may …")."""
+    return _READER_SUBJECT.search(text) is not None
+
+
 def main_clause(clause: str) -> str:
     """The clause without an opening subordinate ("when you finish, send …" → "send …");
     empty when the subordinate has no main clause after it."""

@@ -122,6 +122,20 @@ _DIGEST_WORD = lazy_compile(
 )
 
 
+# A part of a value that a person fills in (`<uid>`, `{tenant}`, systemd's `%i`), and a
+# value that is where a secret is kept (an absolute path, after an optional `name:`).
+_TEMPLATE_PART = lazy_compile(r"<[A-Za-z_][\w-]*>|\{[A-Za-z_]\w*\}|%[a-zA-Z](?![\w])")
+_FILE_PATH = lazy_compile(r"(?:[\w.-]+:)?(?:/[a-z0-9_.%-]+){2,}/?")
+
+
+def _is_template(value: str) -> bool:
+    """Whether `value` is words and separators around parts a person fills in."""
+    if not _TEMPLATE_PART.search(value):
+        return False
+    rest = _TEMPLATE_PART.sub("", value.strip("\"'`"))
+    return re.fullmatch(r"[a-z_]*(?:[:/.#-]+[a-z_]*)*", rest) is not None
+
+
 def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> bool:
     """Whether `value`, written after a secret's key, is the secret itself.
 
@@ -130,6 +144,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     """
     if _is_placeholder(value) or len(value) < 4:
         return False
+    if _is_template(value) or _FILE_PATH.fullmatch(value.strip("\"'`")):
+        return False  # `rl:jobstatus:<uid>:<window>`, `name:/etc/credstore/name_%i`: no value
     if not strong and _UUID.fullmatch(value):
         return False  # an idempotency key, a request id: identifiers, not credentials
     if not quoted and (value.startswith("--") or re.fullmatch(r"#[0-9a-fA-F]{3,8}", value)):
@@ -919,6 +935,8 @@ def _sentence_spans(text: str) -> list[Span]:
             bare = value.strip("()[]*_")
             if len(bare) < 6 or re.fullmatch(r"\.\w{1,6}", bare):
                 continue  # "API key (.p8)**": a file type in an aside, not a value
+            if bare != value and (_looks_like_word(bare) or re.fullmatch(r"[A-Z][a-z]+", bare)):
+                continue  # "an API key (Sunpool does)": a name in an aside
             if _classes(value) >= 3 or (
                 _classes(value) >= 2 and re.search(r"\d", value) and len(value) >= 10
             ):
