@@ -27,6 +27,12 @@ def test_each_scheme_is_named_as_its_library_module_names_it() -> None:
         ("Asmens kodas: 36407044950", "36407044950"),
         ("CURP: TORG991118MDFLTH72", "TORG991118MDFLTH72"),
         ("Cédula de identidad: 2423891163", "2423891163"),
+        ("OIB zaposlenika: 33392005961", "33392005961"),
+        ("Rijksregisternummer 85.07.30-033.28", "85.07.30-033.28"),
+        ("RUT: 76.086.428-5", "76.086.428-5"),
+        ("Personas kods: 161175-19997", "161175-19997"),
+        ("주민등록번호 971013-9019902", "971013-9019902"),
+        ("ИНН 7707083893", "7707083893"),
     ],
 )
 def test_a_named_number_with_its_check_is_redacted(text: str, number: str) -> None:

@@ -315,3 +315,52 @@ def test_settings_about_sessions_and_seeds_are_kept(text: str) -> None:
 def test_markdown_emphasis_is_not_a_password() -> None:
     text = "**Workspace-Specific:** `npm test -w <pkg> -- <path>` (relative to the root)"
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        ("Visa 4929 1538 6242 9013, exp 03/28, CVV 519 — for the refund", ["03/28", "519"]),
+        ('{"pan": "4929153862429013", "exp": "11/2029", "cvc": "0412"}', ["11/2029", "0412"]),
+    ],
+)
+def test_a_cards_expiry_and_code_go_with_it(text: str, secrets: list[str]) -> None:
+    out = _text(redact(text))
+    assert "4929" not in out
+    assert not [s for s in secrets if s in out], out
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Ines Brandt, geb. 03.11.1981, Schichtleitung", "03.11.1981"),
+        ("contractor Omar Saleh (DOB 1979-06-21) signed the NDA", "1979-06-21"),
+        ("山本由美（生年月日 1990年07月14日）", "1990年07月14日"),
+        (
+            "home address for the courier: 12 Alder Close, Leeds LS6 2QT",
+            "12 Alder Close, Leeds LS6 2QT",
+        ),
+        (
+            "Domicilio: Avenida del Puerto 44, 2º B, 46023 Valencia",
+            "Avenida del Puerto 44, 2º B, 46023 Valencia",
+        ),
+        ("manual entry key for the TOTP: QMXR 4TZA LK7W P2DN VJ5H", "QMXR 4TZA LK7W P2DN VJ5H"),
+        ("Duo bypass codes for the lab: 481902736 205817394 930184526", "205817394"),
+    ],
+)
+def test_dates_of_birth_home_addresses_and_codes_are_redacted(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never store a customer's home address: use the postcode only.",
+        "Home address: see the HR record, never copy it into a ticket (GDPR art. 5).",
+        "The DOB column is validated as YYYY-MM-DD and stored encrypted.",
+        "The service was born 2019 as a side project.",
+        "Authenticator apps accept the RFC 6238 example seed JBSW Y3DP EHPK 3PXP.",
+    ],
+)
+def test_policies_about_personal_data_and_published_examples_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text

@@ -729,8 +729,67 @@ _ROLE_MAILBOX = lazy_compile(
 )
 
 
+# What is written after a card number on its line, whatever the language: its expiry
+# (`01/29`, `09/2028`) and its security code (a group of three or four digits).
+_CARD_EXPIRY = lazy_compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s?/\s?(?:20)?\d\d(?![\d/])")
+_CARD_CODE = lazy_compile(r"(?<![\w.,/:-])\d{3,4}(?![\w.,/:-])")
+_CARD_DETAILS_WITHIN = 80
+
+
+def _card_details(text: str, after: int) -> list[Span]:
+    """The expiry and security code written after a real card number, on its line."""
+    end = text.find("\n", after)
+    end = min(after + _CARD_DETAILS_WITHIN, len(text) if end < 0 else end)
+    return [
+        (m.start(), m.end(), kind)
+        for rx, kind in ((_CARD_EXPIRY, "card-number"), (_CARD_CODE, "card-security-code"))
+        for m in rx.finditer(text, after, end)
+    ]
+
+
+# A date of birth: a date right after its label (a label a person writes in many
+# languages), and a home address: the rest of the line after its label, when it holds a
+# number. Both name a person; a date or a street alone does not.
+_DOB = lazy_compile(
+    r"(?i)(?:\bdate\s+of\s+birth|\bd\.?o\.?b\b\.?|\bborn(?:\s+on)?|\bbirth\s*date|\bbirthday|"
+    r"\bgeb\.|\bgeboren(?:\s+am)?|\bgeburtsdatum|\bnar\.|\bnarozena?|\bdatum\s+narozen[íi]|"
+    r"\bn[ée]e?\s+le|\bdate\s+de\s+naissance|\bfecha\s+de\s+nacimiento|\bnacid[oa]\s+el|"
+    r"\bdata\s+de\s+nascimento|\bdata\s+di\s+nascita|\bnat[oa]\s+il|\bdata\s+urodzenia|"
+    r"\bdo[gğ]um\s+tarihi|\btanggal\s+lahir|\bsz[üu]let[ée]si\s+d[áa]tum|\bf[öo]delsedatum|"
+    r"\bf[øo]dselsdato|\bsyntym[äa]aika|\bдата\s+рождения|\bдата\s+народження|"
+    r"生年月日|出生日期|생년월일)"
+    r"[\s:：,(（-]{0,4}"
+    r"(?P<date>\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{1,2}[/-]\d{1,2}[/-]\d{4}|\d{4}-\d{2}-\d{2}|"
+    r"\d{4}\s?年\s?\d{1,2}\s?月\s?\d{1,2}\s?日|\d{4}\.\s?\d{1,2}\.\s?\d{1,2}|"
+    r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{4}|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+\d{4})"
+)
+_HOME_ADDRESS = lazy_compile(
+    r"(?i)(?:\b(?:home|private|residential|personal|postal)\s+address|\bmy\s+home|"
+    r"\bwohnadresse|\bprivatadresse|\bwohnanschrift|\bbydli[sš]t[eě]|\badresa\s+bydli[sš]t[eě]|"
+    r"\bdirecci[óo]n\s+(?:particular|personal|de\s+casa)|\badresse\s+(?:personnelle|priv[ée]e|"
+    r"du\s+domicile)|\bdomicilio|\bendere[çc]o\s+residencial|\bindirizzo\s+di\s+casa|"
+    r"\balamat\s+rumah|\bdomowy\s+adres|\badres\s+zamieszkania|\bev\s+adresi|"
+    r"\bдомашн(?:ий|ій)\s+адрес[аи]?|自宅住所|自宅の住所|住所|家庭住址|住址|집\s*주소)"
+    r"[^\n:：]{0,40}[:：]\s*(?P<address>[^\n]{6,120})"
+)
+
+
+def _personal_detail_spans(text: str) -> list[Span]:
+    out: list[Span] = [
+        (m.start("date"), m.end("date"), "date-of-birth") for m in _DOB.finditer(text)
+    ]
+    for m in _HOME_ADDRESS.finditer(text):
+        value = m.group("address").rstrip(" .;")
+        if value[0].islower() or not re.search(r"\d", value):
+            continue  # "… home address: see the CRM record": a pointer, not an address
+        if not _is_placeholder(value) and "<" not in value:
+            out.append((m.start("address"), m.start("address") + len(value), "home-address"))
+    return out
+
+
 def _pii_spans(text: str) -> list[Span]:
-    out: list[Span] = []
+    out: list[Span] = _personal_detail_spans(text)
     for m in _EMAIL.finditer(text):
         line_before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
         if line_before.endswith("://") or re.search(
@@ -759,6 +818,7 @@ def _pii_spans(text: str) -> list[Span]:
             and len(set(digits)) > 2
         ):
             out.append((m.start(), m.end(), "card-number"))
+            out.extend(_card_details(text, m.end()))
     for rx in (_PHONE_INTL, _PHONE_00, _PHONE_NANP):
         for m in rx.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
@@ -1508,7 +1568,7 @@ def _national_id_spans(text: str) -> list[Span]:
 _SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,12} ){3,}[A-Za-z0-9_+/=-]{2,12}(?!\S)")
 # "recovery codes: a b c d": every code of the list, not only the first.
 _CODE_LIST = lazy_compile(
-    r"(?i)\b(?:recovery|backup|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,50}:\s*"
+    r"(?i)\b(?:recovery|backup|bypass|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,50}:\s*"
     r"(?P<list>[A-Za-z0-9-]{4,}(?:[\s,;]+[A-Za-z0-9-]{4,})*)"
 )
 _TWILIO_SID = lazy_compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")
@@ -1519,7 +1579,8 @@ _HEX32 = lazy_compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 # entry: in capitals, or in lower-case groups of four) after the word for it.
 _OTP_SEED = lazy_compile(
     r"(?i)\b(?:totp|hotp|2fa|mfa|otp|authenticator|two[- ]factor|setup\s+key|manual\s+entry)\b"
-    r"[^\n]{0,40}?[:=]?\s(?P<val>(?-i:[A-Z2-7]{16,64})|(?-i:[a-z2-7]{4}(?: [a-z2-7]{4}){3,15}(?: [a-z2-7]{1,4})?))"
+    r"[^\n]{0,40}?[:=]?\s(?P<val>(?-i:[A-Z2-7]{16,64})|(?-i:[a-z2-7]{4}(?: [a-z2-7]{4}){3,15}(?: [a-z2-7]{1,4})?)"
+    r"|(?-i:[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,15}(?: [A-Z2-7]{1,4})?))"
     r"(?![\w=])"
 )
 
@@ -1528,7 +1589,8 @@ def _spaced_and_listed_spans(text: str) -> list[Span]:
     out: list[Span] = []
     for m in _OTP_SEED.finditer(text):
         value = m.group("val")
-        if not _looks_like_word(value) and re.search(r"[2-7]", value) and len(set(value)) >= 8:
+        joined = value.replace(" ", "")
+        if not _looks_like_word(joined) and re.search(r"[2-7]", value) and len(set(joined)) >= 8:
             out.append((m.start("val"), m.end("val"), "otp-seed"))
     for m in _SPACED_RUN.finditer(text):
         pieces = m.group(0).split()
@@ -1560,7 +1622,17 @@ def _spaced_and_listed_spans(text: str) -> list[Span]:
 # names (a run that only looks random, a value cut in pieces) misfire on ordinary notes.
 # Credentials in a known format, key material, passwords and connection strings are still
 # redacted; what an agent proposes (`strict=True`) is screened for every kind.
-LENIENT_KEPT_KINDS = frozenset({"email", "phone", "iban", "split-secret", "high-entropy-string"})
+LENIENT_KEPT_KINDS = frozenset(
+    {
+        "email",
+        "phone",
+        "iban",
+        "date-of-birth",
+        "home-address",
+        "split-secret",
+        "high-entropy-string",
+    }
+)
 
 
 def secret_spans(text: str, *, depth: int = 0, strict: bool = True) -> list[Span]:
@@ -1642,4 +1714,15 @@ def _all_spans(text: str, depth: int) -> list[Span]:
     spans += _spaced_and_listed_spans(text)
     spans += _k8s_secret_spans(text)
     sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()
-    return [sp for sp in spans if sp[1] > sp[0] and (sp[0], sp[1]) not in sids]
+    return [
+        sp
+        for sp in spans
+        if sp[1] > sp[0]
+        and (sp[0], sp[1]) not in sids
+        and text[sp[0] : sp[1]].replace(" ", "") not in DOCUMENTED_VALUES
+    ]
+
+
+# Values published in specifications and vendors' documentation as examples: every reader
+# of those documents knows them, and a note that quotes one discloses nothing.
+DOCUMENTED_VALUES = frozenset({"JBSWY3DPEHPK3PXP", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"})
