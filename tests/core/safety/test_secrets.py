@@ -364,3 +364,24 @@ def test_dates_of_birth_home_addresses_and_codes_are_redacted(text: str, secret:
 )
 def test_policies_about_personal_data_and_published_examples_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("הסיסמה של חשבון הבדיקות היא Qw7!rTz2Lp", "Qw7!rTz2Lp"),
+        ("A tesztfiók jelszava: Mb4+kRt9Wq2z", "Mb4+kRt9Wq2z"),
+        ("รหัสผ่านเครื่องทดสอบคือ Kt7?pW2xLm9 ใช้ชั่วคราว", "Kt7?pW2xLm9"),
+        (
+            "Пароль до тестового стенду — Birch!Cobalt!Fern83$, не пиши його в чат.",
+            "Birch!Cobalt!Fern83$",
+        ),
+    ],
+)
+def test_a_password_after_its_name_and_a_copula_is_redacted(text: str, secret: str) -> None:
+    assert secret not in _text(redact(text))
+
+
+def test_a_password_policy_after_a_dash_is_kept() -> None:
+    text = "The password policy — twelve characters, one digit."
+    assert _text(redact(text)) == text

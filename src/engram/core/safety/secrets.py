@@ -398,14 +398,15 @@ _PASSWORD_WORD = (
     r"passwords?|passphrase|passcode|pass\s*word|(?:admin|root|db|database|user|login|wifi|wi-fi|ssh|vpn|"
     r"account|master|app|sudo|mysql|postgres|grafana|jenkins|ftp|smtp)\s+pass|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
-    r"heslo|salasana|adgangskode|passord|jelsz[oó]|[sş]ifre|parola|κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
+    r"heslo|salasana|adgangskode|passord|jelsz(?:[oó]|ava|avak)|[sş]ifre|parola|κωδικός|ה?סיסמ[הא]|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)"
 )
 _SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,9}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|=|:)"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|"
+    r"(?<!\S)(?:היא|הוא)(?!\S)|\s[—–]|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
 )
@@ -432,8 +433,8 @@ _SPELLED = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,50}}:\s*(?P<val>(?:[A-Za-z0-9]{{1,8}}\s){{3,}}[A-Za-z0-9]{{1,8}})(?=\s*(?:$|[.;,)]))"
 )
 _CJK_SENTENCE = lazy_compile(
-    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥)"
-    r"[^\s!-~]{0,6}?(?:は|が|：|:|是|为|為|=|는|은|:)\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
+    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥|รหัสผ่าน)"
+    r"[^\s!-~]{0,24}?(?:は|が|：|:|是|为|為|=|는|은|:|คือ\s?)\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
 )
 
 # ---------------------------------------------------------------- URLs
@@ -1667,7 +1668,7 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # person or a generator: ASCII, upper and lower case or all four classes, a symbol of the
 # kind password rules ask for, and classes changing often (`pw@vV1!1+EKvMRm65E3`), in any
 # language's sentence around it. Paths, addresses, assignments and identifiers are not.
-_TOKEN = lazy_compile(r"(?<!\S)[^\s\"'`<>()\[\]{},;|]{10,64}(?!\S)")
+_TOKEN = lazy_compile(r"(?<!\S)[^\s\"'`<>()\[\]{},;|]{10,64}[.,:;!?]*(?!\S)")
 _STRONG_SYMBOL = lazy_compile(r"[!@#$%^&*~+=]")
 _NOT_PASSWORD = lazy_compile(
     r"[^@\s]+@[\w-]+(?:\.[\w-]+)+|[A-Za-z_][\w.-]*[:=].*|[\w.-]+|.*(?:://|\$\{|[/\\]).*"
