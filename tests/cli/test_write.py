@@ -220,7 +220,7 @@ def test_force_still_reports_what_was_redacted(project: Path, monkeypatch, capsy
     assert code == 0 and "Saved 1 memory" in out
     assert "redacted" in err and "email" in err
     code, out, err = run(project, monkeypatch, capsys, "note", "-f", "Ask bob@northwind-mail.com.",
-                         "--objective", "call +1 415 555 0132 first")  # fmt: skip
+                         "--objective", "call +1 415 823 4417 first")  # fmt: skip
     assert code == 0 and "email" in err and "objective" in err
 
 

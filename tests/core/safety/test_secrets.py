@@ -385,3 +385,55 @@ def test_a_password_after_its_name_and_a_copula_is_redacted(text: str, secret: s
 def test_a_password_policy_after_a_dash_is_kept() -> None:
     text = "The password policy — twelve characters, one digit."
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('msg="bind" bind_pw="qR7*uLp2!Zx%%"', "qR7*uLp2!Zx%%"),
+        (
+            "PART_ONE=x\nKEY_A=Nq4ZtR8wLp2XcV7bYm3K\nKEY_B=Jd6sWq1Ez9Hk3Uf5Ty8R",
+            "Nq4ZtR8wLp2XcV7bYm3K",
+        ),
+        (
+            "EXAMPLECLOUD_API_KEY=QWERTZUIOPASDFGHJKLYXCVBNMQWERTZ",
+            "QWERTZUIOPASDFGHJKLYXCVBNMQWERTZ",
+        ),
+        (
+            "robot account token PLMOKNIJBUHVYGCTFXRDZESWAQPLMOKNIJBUHVYGCTFXRD",
+            "PLMOKNIJBUHVYGCTFXRD",
+        ),
+        (
+            'curl -H "Authorization: SSWS 00aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5z" https://x.example',
+            "00aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5z",
+        ),
+        (
+            "Cookie: shop_session=Zr8Kd2PqLx7WmN4vBt6YcJ3hGf9SaQ1e; lang=en",
+            "Zr8Kd2PqLx7WmN4vBt6YcJ3hGf9SaQ1e",
+        ),
+        ("wiki copy: Zr8Kd2\u00adPqLx7W\u00admN4vBt\u00ad6YcJ3h\u00adGf9SaQ", "PqLx7W"),
+        ("token: ghp_\u200bABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "ABCDEFGHIJKLMNOP"),
+    ],
+)
+def test_keys_cut_by_invisible_characters_upper_case_keys_and_any_auth_scheme(
+    text: str, secret: str
+) -> None:
+    assert secret not in _text(redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AWS docs example pair: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Fixtures use the documentation IBAN GB82 WEST 1234 5698 7654 32.",
+        "The Woolworth card SSN 078-05-1120 is safe for docs.",
+        "Test numbers: +1 415 555-0142 and 07700 900461 (fictional ranges).",
+        "image digest sha256:549082a1b858142f4b693b6bb7b01aa336413cc56f571aa62f29c9d734485ce1",
+        "posthog project key (public): phc_Xb7Qm2LrT9vKz4WcN8pJd3FyH6sA1eGuB5tRw0",
+        "password: ENC[AES256_GCM,data:ha5HOiNd2otopomMuSS41CL8,iv:7NshgloDJNDat/4S,type:str]",
+        "token: GITHUB_TOKEN",
+        "a nor\u00admal hy\u00adphen\u00adated word",
+    ],
+)
+def test_published_examples_public_keys_and_encrypted_values_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text

@@ -173,7 +173,9 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     if not strong:
         if len(re.findall(r"\s", value.strip())) >= 2:
             return False  # prose after a bare `key`: a passphrase is only kept under its name
-        words = [w for w in re.split(r"[-_:./]", value) if re.fullmatch(r"[A-Za-z]{3,}", w)]
+        words = [
+            w for w in re.split(r"[-_:./]", value) if re.fullmatch(r"[A-Z]?[a-z]{2,}|[A-Z]{3,}", w)
+        ]
         return (
             len(value) >= 12
             and _classes(value) >= 2
@@ -184,7 +186,13 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         if _looks_like_word(value):
             return False
         return _classes(value) >= 2 or len(value) >= 16
-    if not quoted and re.fullmatch(r"[A-Za-z_]+", value) and ("_" in value or value.isupper()):
+    long_upper = value.isupper() and "_" not in value and len(value) >= 16  # a key, not a name
+    if (
+        not quoted
+        and re.fullmatch(r"[A-Za-z_]+", value)
+        and ("_" in value or value.isupper())
+        and not long_upper
+    ):
         return False  # an identifier: `password = db_password`, `token: GITHUB_TOKEN`
     return not (loose and _looks_like_word(value))
 
@@ -193,7 +201,7 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
 
 _SPLIT_KEY = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRONG_PARTS = frozenset(
-    """password passwd pwd passphrase passcode secret secrets token tokens apikey credential
+    """password passwd pwd pw passphrase passcode secret secrets token tokens apikey credential
     credentials creds authtoken accesstoken refreshtoken privatekey clientsecret passwort
     kennwort contrasena senha motdepasse""".split()
 )
@@ -273,6 +281,8 @@ def key_strength(key: str) -> int:
         return 1
     if joined in _SESSION_COOKIES:
         return 2
+    if parts[0] == "key" and len(parts) == 2 and len(parts[1]) <= 2:
+        return 1  # KEY_A, KEY_B: a key kept in pieces
     if (
         parts[-1] in ("key", "signature", "sig", "sid", "sess", "sessid", "session")
         and len(parts) <= 3
@@ -288,9 +298,7 @@ _SESSION_COOKIES = frozenset(
 )  # fmt: skip
 
 
-_KEY_STEM = (
-    r"(?:pass|pwd|psk|secret|token|key|auth|cred|sig|cookie|sess|sid|kennwort|contrase|senha|dsn)"
-)
+_KEY_STEM = r"(?:pass|pwd|pw|psk|secret|token|key|auth|cred|sig|cookie|sess|sid|kennwort|contrase|senha|dsn)"
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = lazy_compile(
     r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
@@ -789,6 +797,11 @@ def _personal_detail_spans(text: str) -> list[Span]:
     return out
 
 
+# Numbers reserved for fiction and documentation: North America's 555-01xx, the UK's
+# 07700 900xxx, Australia's 0491 570–572 xxx.
+_FICTIONAL_PHONE = lazy_compile(r"(?:55501\d\d|7700900\d{3}|49157[0-2]\d{3})$")
+
+
 def _pii_spans(text: str) -> list[Span]:
     out: list[Span] = _personal_detail_spans(text)
     for m in _EMAIL.finditer(text):
@@ -823,14 +836,15 @@ def _pii_spans(text: str) -> list[Span]:
     for rx in (_PHONE_INTL, _PHONE_00, _PHONE_NANP):
         for m in rx.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
-            if 8 <= len(digits) <= 15 and not re.search(r"55501\d\d$", digits):
-                out.append((m.start(), m.end(), "phone"))  # 555-01xx: reserved fictional numbers
+            if 8 <= len(digits) <= 15 and not _FICTIONAL_PHONE.search(digits):
+                out.append((m.start(), m.end(), "phone"))
     if _PHONE_CONTEXT.search(text):
         for m in _PHONE_NATIONAL.finditer(text):
             digits = re.sub(r"\D", "", m.group(0))
             before = text[max(0, m.start() - 40) : m.start()]
             if (
                 9 <= len(digits) <= 12
+                and not _FICTIONAL_PHONE.search(digits)
                 and _PHONE_CONTEXT.search(before)
                 and not re.fullmatch(r"(?:19|20)\d\d[-./]\d\d[-./]\d\d", m.group(0))
             ):
@@ -998,8 +1012,10 @@ def _sentence_spans(text: str) -> list[Span]:
                 continue  # "API key (.p8)**": a file type in an aside, not a value
             if bare != value and (_looks_like_word(bare) or re.fullmatch(r"[A-Z][a-z]+", bare)):
                 continue  # "an API key (Sunpool does)": a name in an aside
-            if _classes(value) >= 3 or (
-                _classes(value) >= 2 and re.search(r"\d", value) and len(value) >= 10
+            if (
+                _classes(value) >= 3
+                or (_classes(value) >= 2 and re.search(r"\d", value) and len(value) >= 10)
+                or (len(bare) >= 32 and re.fullmatch(r"[A-Z0-9]+", bare))
             ):
                 out.append((s, e, "password"))
     for m in _PASSPHRASE.finditer(text):
@@ -1020,17 +1036,25 @@ def _placeholder_pair(value: str) -> bool:
     )
 
 
+# An `Authorization:` header whatever its scheme (`Splunk <token>`, `SSWS <token>`).
+_AUTHORIZATION = lazy_compile(
+    r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?[A-Za-z][\w-]{1,20}\s+(?P<val>[A-Za-z0-9._~+/=:-]{16,})"
+)
+
+
 def _auth_header_spans(text: str) -> list[Span]:
     out: list[Span] = []
-    for m in _AUTH_HEADER.finditer(text):
+    for m in (*_AUTH_HEADER.finditer(text), *_AUTHORIZATION.finditer(text)):
         s, e, value, _ = _value_span(m)
+        if re.match(r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2b?)[:=-]", value):
+            continue  # "image digest sha256:…": a content digest, not the Digest scheme
         before = text[max(0, m.start() - 1) : m.start()]
         if before.isalnum():
             continue
         if _is_placeholder(value) or _looks_like_word(value) or _classes(value) < 2:
             continue
-        if m.group(0)[:5].lower() == "basic" and _placeholder_pair(value):
-            continue
+        if _placeholder_pair(value):
+            continue  # base64 of "username:password": the docs' example header
         if len(value) >= 12 or re.search(r"\d", value):
             out.append((s, e, "bearer-token"))
     return out
@@ -1639,7 +1663,23 @@ LENIENT_KEPT_KINDS = frozenset(
 def secret_spans(text: str, *, depth: int = 0, strict: bool = True) -> list[Span]:
     """(start, end, kind) of every secret or personal datum in `text` (may overlap)."""
     spans = _all_spans(text, depth)
+    if not text.isascii() and _INVISIBLE.search(text):
+        spans += _spans_through_invisible(text, depth)
     return spans if strict else [sp for sp in spans if sp[2] not in LENIENT_KEPT_KINDS]
+
+
+# Characters that show nothing: a value cut by them (`tzLHxK\u200beTQYB2…`, a soft hyphen
+# every seven letters so it wraps) reads whole to a person and to a model.
+_INVISIBLE = lazy_compile(r"[\u00ad\u180e\u200b-\u200d\u2060\ufeff]")
+
+
+def _spans_through_invisible(text: str, depth: int) -> list[Span]:
+    """The spans of `text` read without its invisible characters, in `text`'s positions."""
+    keep = [i for i, ch in enumerate(text) if not _INVISIBLE.match(ch)]
+    seen = "".join(text[i] for i in keep)
+    return [
+        (keep[s0], keep[e0 - 1] + 1, kind) for s0, e0, kind in _all_spans(seen, depth) if e0 > s0
+    ]
 
 
 _K8S_SECRET = lazy_compile(r"(?m)^[ \t-]*kind:[ \t]*Secret[ \t]*$")
@@ -1720,10 +1760,34 @@ def _all_spans(text: str, depth: int) -> list[Span]:
         for sp in spans
         if sp[1] > sp[0]
         and (sp[0], sp[1]) not in sids
-        and text[sp[0] : sp[1]].replace(" ", "") not in DOCUMENTED_VALUES
+        and not _published(text[sp[0] : sp[1]])
+        and not _sops_encrypted(text, sp[0])
     ]
 
 
 # Values published in specifications and vendors' documentation as examples: every reader
-# of those documents knows them, and a note that quotes one discloses nothing.
-DOCUMENTED_VALUES = frozenset({"JBSWY3DPEHPK3PXP", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"})
+# of those documents knows them, and a note that quotes one discloses nothing. And keys
+# public by design, by their vendor's prefix (publishable, sent to every browser).
+DOCUMENTED_VALUES = frozenset(
+    {
+        "JBSWY3DPEHPK3PXP",  # RFC 6238 / authenticator documentation seed
+        "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ",  # RFC 6238 test seed, base32
+        "AKIAIOSFODNN7EXAMPLE",  # AWS documentation key pair
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "DE89370400440532013000",  # ECBS / Wikipedia example IBANs
+        "GB82WEST12345698765432",
+        "078051120",  # the Woolworth wallet-card SSN
+    }
+)
+PUBLIC_KEY_PREFIXES = ("pk_live_", "pk_test_", "phc_")
+
+
+def _published(value: str) -> bool:
+    bare = value.strip("\"'`").replace(" ", "").replace("-", "")
+    return bare in DOCUMENTED_VALUES or bare.startswith(PUBLIC_KEY_PREFIXES)
+
+
+def _sops_encrypted(text: str, at: int) -> bool:
+    """Whether position `at` is inside a SOPS-encrypted value (`ENC[AES256_GCM,data:…]`)."""
+    opened = text.rfind("ENC[", max(0, at - 200), at)
+    return opened >= 0 and "]" not in text[opened:at]
