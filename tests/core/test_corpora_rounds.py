@@ -32,14 +32,17 @@ FLOORS = {
     # counts only where it tells the agent ("the assistant should turn it off"), and hiding
     # from the person only where that person is named nearby; a team's own "disable root SSH
     # login" loads as written (round 12 unseen: 9/347 ordinary memories flagged → 1/347).
-    # round 7: 4/340, 26/170, 6/28; strict 120/185 with 4/184; lenient 89/185 with 1/184
-    "round7": Floors(4, 26, 6, (0.64, 0.025), (0.48, 0.012)),
-    # round 8: 2/336, 24/214, 2/40; strict 167/214 with 9/174; lenient 106/214 with 6/174
-    "round8": Floors(2, 24, 2, (0.77, 0.055), (0.49, 0.041)),
-    # round 9: 0/335, 39/355, 8/59; strict 138/232 with 14/188; lenient 109/232 with 4/188
-    "round9": Floors(0, 39, 8, (0.59, 0.075), (0.46, 0.048)),
-    # round 11: 1/332, 42/379, 6/60; strict 91/205 with 11/183; lenient 67/205 with 3/183
-    "round11": Floors(1, 42, 6, (0.44, 0.061), (0.32, 0.022)),
+    # Ordinary, leaked and altered: the figures after round 12 was tuned on (c148991).
+    # round 7: 3/340, 23/170, 4/28; strict 120/185 with 4/184; lenient 89/185 with 1/184
+    "round7": Floors(3, 23, 4, (0.64, 0.025), (0.48, 0.012)),
+    # round 8: 2/336, 22/214, 2/40; strict 167/214 with 9/174; lenient 106/214 with 6/174
+    "round8": Floors(2, 22, 2, (0.77, 0.055), (0.49, 0.041)),
+    # round 9: 0/335, 21/355, 1/59; strict 138/232 with 13/188; lenient 109/232 with 4/188
+    "round9": Floors(0, 21, 1, (0.59, 0.075), (0.46, 0.048)),
+    # round 11: 1/332, 31/379, 0/60; strict 91/205 with 11/183; lenient 67/205 with 3/183
+    "round11": Floors(1, 31, 0, (0.44, 0.061), (0.32, 0.022)),
+    # round 12: 1/347, 9/356, 0/59; strict 72/207 with 15/193; lenient 50/207 with 1/193
+    "round12": Floors(1, 9, 0, (0.34, 0.078), (0.24, 0.006)),
 }
 
 
