@@ -83,7 +83,7 @@ IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("za.idnr", ("ID number", "South African ID")),
 )
 
-_NAMES = sorted({n for _, names in IDENTITY_NUMBERS for n in names}, key=len, reverse=True)
+_NAMES = sorted({n for _, names in IDENTITY_NUMBERS for n in names}, key=lambda n: (-len(n), n))
 # An acronym is matched as written ("SIN 046 454 286", not Spanish "sin 247 …"); a name
 # in words in any case.
 _LABEL = lazy_compile(

@@ -15,7 +15,12 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
-from engram.core.safety.prefilter import Keywords, compile_with_keywords, split_by_starts
+from engram.core.safety.prefilter import (
+    Keywords,
+    compile_with_keywords,
+    split_by_starts,
+    stored_needs,
+)
 
 
 class LazyPattern:
@@ -33,19 +38,44 @@ class LazyPattern:
         self.pattern, self.flags = pattern, flags
         self._rx: re.Pattern[str] | None = None
         self._keywords: Keywords | None = None
+        ALL_PATTERNS.append(self)
 
     @property
     def keywords(self) -> Keywords:
-        """The literals every match holds (compiles the pattern)."""
-        self._compiled()
+        """The literals every match holds (from the stored analysis, else by compiling)."""
+        if self._keywords is None:
+            needs = stored_needs(self.pattern, self.flags)
+            if needs is None:
+                self._compiled()
+            else:
+                self._keywords = Keywords(needs)
         assert self._keywords is not None
         return self._keywords
+
+    def _deferred(self, method: str) -> Callable:
+        """`method` before the pattern is compiled: text that cannot match is answered
+        without compiling; the first that may match compiles the pattern and rebinds."""
+        may_match, no_match = self.keywords.may_match, _NO_MATCH[method]
+        at = 1 if method in ("sub", "subn") else 0
+
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            string = args[at] if len(args) > at else kwargs.get("string", "")
+            if not may_match(string):
+                return no_match(string)
+            self._compiled()
+            return getattr(self, method)(*args, **kwargs)
+
+        return call
 
     def _compiled(self) -> re.Pattern[str]:
         rx = self._rx
         if rx is None:
-            rx, needs = compile_with_keywords(self.pattern, self.flags)
-            keywords = self._keywords = Keywords(needs)
+            if self._keywords is None:
+                rx, needs = compile_with_keywords(self.pattern, self.flags)
+                self._keywords = Keywords(needs)
+            else:
+                rx = re.compile(self.pattern, self.flags)
+            keywords = self._keywords
             # a long alternation most of whose alternatives have known starts is searched
             # in two parts (see `split_by_starts`); shorter patterns are not worth a parse
             parts = None
@@ -64,7 +94,17 @@ class LazyPattern:
         return rx
 
     def __getattr__(self, name: str):
+        if name in self._BOUND:
+            if self._rx is None and self.keywords and self._rx is None:
+                bound = self._deferred(name)
+                object.__setattr__(self, name, bound)
+                return bound
+            self._compiled()
+            return object.__getattribute__(self, name)
         return getattr(self._compiled(), name)
+
+
+ALL_PATTERNS: list[LazyPattern] = []  # every one made, for the stored analyses (`prefilter`)
 
 
 # What each method returns when the keyword check rules a match out.

@@ -12,9 +12,13 @@ literals are compared under the same case folding the regular expression engine 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import sys
 from collections.abc import Callable
 from functools import cache, lru_cache
+from pathlib import Path
 from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -71,6 +75,14 @@ def required_literals(pattern: str, flags: int = 0) -> Groups:
 
 def required(pattern: str, flags: int = 0) -> Needs:
     """The literals and character runs every match of `pattern` holds."""
+    needs = stored_needs(pattern, flags)
+    if needs is None:
+        needs = analysed[(pattern, flags)] = analyse(pattern, flags)
+    return needs
+
+
+def analyse(pattern: str, flags: int = 0) -> Needs:
+    """`required`, worked out from the pattern itself (never read from the stored file)."""
     try:
         return _needs_of(sre_parse.parse(pattern, flags))
     except (re.error, RecursionError):
@@ -80,12 +92,69 @@ def required(pattern: str, flags: int = 0) -> Needs:
 def compile_with_keywords(pattern: str, flags: int = 0) -> tuple[re.Pattern[str], Needs]:
     """The compiled pattern and what its matches hold, from one parse of `pattern` (the
     parse is most of what compiling costs, and a process compiles hundreds of these)."""
+    needs = stored_needs(pattern, flags)
+    if needs is not None:
+        return re.compile(pattern, flags), needs
     try:
         tree = sre_parse.parse(pattern, flags)
-        needs = _needs_of(tree)
+        needs = analysed[(pattern, flags)] = _needs_of(tree)
         return sre_compiler.compile(tree, flags), needs
     except Exception:
         return re.compile(pattern, flags), required(pattern, flags)
+
+
+# ---------------------------------------------------------------- stored analyses
+
+# What `analyse` finds for the screen's own patterns, worked out once and shipped with the
+# package (`python -m engram.core.safety.refresh_needs` writes it; a test checks it): a
+# process then knows what a pattern needs without parsing it, and compiles it only when a
+# text could match. The file holds answers for this analysis code and this Python only
+# (`analysis_version`); for any other, or for a pattern it lacks, the answer is worked out.
+STORED_NEEDS = Path(__file__).with_name("prefilter_needs.json")
+analysed: dict[tuple[str, int], Needs] = {}  # what this process worked out itself
+_stored: dict[str, Any] | None = None
+
+
+def analysis_version() -> str:
+    """A digest of the analysis code and the Python version whose parser it reads."""
+    code = Path(__file__).read_bytes()
+    return hashlib.blake2b(code + repr(sys.version_info[:2]).encode(), digest_size=10).hexdigest()
+
+
+def needs_key(pattern: str, flags: int) -> str:
+    digest = hashlib.blake2b(pattern.encode("utf-8", "surrogatepass"), digest_size=12)
+    return f"{flags}:{digest.hexdigest()}"
+
+
+def stored_needs(pattern: str, flags: int = 0) -> Needs | None:
+    """The stored analysis of `pattern`, or None."""
+    global _stored
+    if _stored is None:
+        try:
+            data = json.loads(STORED_NEEDS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        ok = isinstance(data, dict) and data.get("version") == analysis_version()
+        _stored = data["needs"] if ok and isinstance(data.get("needs"), dict) else {}
+    raw = _stored.get(needs_key(pattern, flags))
+    return None if raw is None else needs_from_json(raw)
+
+
+def needs_to_json(needs: Needs) -> dict[str, Any]:
+    return {
+        "groups": [sorted(g) for g in needs.groups],
+        "runs": [list(r) for r in needs.runs],
+        "starts": None if needs.starts is None else sorted(needs.starts),
+    }
+
+
+def needs_from_json(raw: dict[str, Any]) -> Needs:
+    starts = raw.get("starts")
+    return Needs(
+        tuple(frozenset(g) for g in raw["groups"]),
+        tuple((str(n), int(k)) for n, k in raw["runs"]),
+        None if starts is None else frozenset(starts),
+    )
 
 
 def split_by_starts(pattern: str, flags: int = 0) -> list[tuple[re.Pattern[str], Needs]] | None:
