@@ -38,3 +38,43 @@ def test_a_pool_that_cannot_start_falls_back_to_one_process(monkeypatch) -> None
     monkeypatch.setattr(screen, "_usable_cpus", lambda: 4)
     mems = [_memory(i) for i in range(PARALLEL_FROM + 3)]
     assert many_memory_findings(mems) == [memory_findings(m) for m in mems]
+
+
+def test_items_from_an_iterator_are_screened_in_order_while_it_is_still_producing(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(screen, "_usable_cpus", lambda: 2)
+    mems = [_memory(i) for i in range(PARALLEL_FROM + 7)]
+    produced: list[int] = []
+
+    def items():  # type: ignore[no-untyped-def]
+        for i, mem in enumerate(mems):
+            produced.append(i)
+            yield mem
+
+    found = screen.map_screening(memory_findings, items(), count=len(mems))
+    assert found == [memory_findings(m) for m in mems] and produced == list(range(len(mems)))
+
+
+def test_an_iterator_already_partly_given_to_a_broken_pool_is_screened_whole(monkeypatch) -> None:
+    import concurrent.futures
+
+    class BrokenOnMap:
+        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            pass
+
+        def __enter__(self):  # type: ignore[no-untyped-def]
+            return self
+
+        def __exit__(self, *exc):  # type: ignore[no-untyped-def]
+            return False
+
+        def map(self, fn, items, chunksize=1):  # type: ignore[no-untyped-def]
+            next(iter(items))  # takes one, then fails
+            raise OSError("the pool went away")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", BrokenOnMap)
+    monkeypatch.setattr(screen, "_usable_cpus", lambda: 2)
+    mems = [_memory(i) for i in range(PARALLEL_FROM + 5)]
+    found = screen.map_screening(memory_findings, iter(mems), count=len(mems))
+    assert found == [memory_findings(m) for m in mems]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple, TypeVar
@@ -287,13 +287,18 @@ def many_memory_findings(mems: list[Memory]) -> list[Findings]:
     return map_screening(memory_findings, mems)
 
 
-def map_screening(fn: Callable[[T], R], items: list[T]) -> list[R]:
+def map_screening(fn: Callable[[T], R], items: Iterable[T], count: int | None = None) -> list[R]:
     """`fn` of each item, in order, where `fn` screens (and may first parse) a memory; in
     worker processes, one per CPU, when there are many (a first `verify` of a large
-    memory): the screen is CPU-bound Python, so processes rather than threads. Any trouble
-    starting them: one process, same answers. `fn` and the items must pickle."""
+    memory): the screen is CPU-bound Python, so processes rather than threads. `items` may
+    be an iterator (`count` says how many): the workers start on the first items while the
+    rest are still being produced. Any trouble starting them: one process, same answers.
+    `fn` and the items must pickle."""
+    if count is None:
+        items = list(items)
+        count = len(items)
     cpus = _usable_cpus()
-    if len(items) < PARALLEL_FROM or cpus < 2:
+    if count < PARALLEL_FROM or cpus < 2:
         return [fn(item) for item in items]
     import multiprocessing
     import threading
@@ -304,14 +309,25 @@ def map_screening(fn: Callable[[T], R], items: list[T]) -> list[R]:
     methods = multiprocessing.get_all_start_methods()
     # fork is cheap (the compiled screen is inherited) but unsafe beside other threads
     method = "fork" if "fork" in methods and threading.active_count() == 1 else "spawn"
-    first = fn(items[0])  # compiles the screen before the workers fork
+    source = iter(items)
+    given: list[T] = []  # what the workers were given, kept for a run in this process
+
+    def feed() -> Iterator[T]:
+        for item in source:
+            given.append(item)
+            yield item
+
+    first = next(feed(), None)
+    if first is None:
+        return []
+    results = [fn(first)]  # compiles what the screen needs before the workers fork
     try:
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(max_workers=min(cpus, 8), mp_context=context) as pool:
-            rest = list(pool.map(fn, items[1:], chunksize=32))
+            results += pool.map(fn, feed(), chunksize=32)
     except (OSError, RuntimeError, BrokenProcessPool, PicklingError, ValueError):
-        rest = [fn(item) for item in items[1:]]
-    return [first, *rest]
+        results = [fn(item) for item in given] + [fn(item) for item in source]
+    return results
 
 
 def _usable_cpus() -> int:

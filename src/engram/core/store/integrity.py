@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -108,7 +109,26 @@ def _file_facts(
     and screened together, in worker processes when there are many."""
     limit = file_limits(root).file_bytes
     out: dict[str, FileFacts] = {}
-    new: list[tuple[str, tuple[int, int, int], str, bytes]] = []
+    changed: list[tuple[str, Path, tuple[int, int, int]]] = []
+    new: list[tuple[str, tuple[int, int, int], str]] = []
+
+    def jobs() -> Iterator[tuple[Root, str, bytes, bool]]:
+        """Each changed file, read as the workers ask for more (reading and screening
+        overlap)."""
+        for rel, path, stamp in changed:
+            try:
+                raw = read_bytes(root, path, limit)
+            except BadFileError as exc:  # it grew past the limit since the walk
+                out[rel] = FileFacts(stamp, f"unread:{stamp[2]}", (str(exc), "memory.too_large"))
+                continue
+            except OSError:
+                del out[rel]  # gone or unreadable since the walk
+                continue
+            digest = file_hash(raw)
+            out[rel] = FileFacts(stamp, digest, None)  # completed below
+            new.append((rel, stamp, digest))
+            yield root, rel, raw, _folder(rel) in MEMORY_DIRS and digest not in screened
+
     with batch_reads():
         for fs in scan_files(root, LAYOUT_DIRS):
             stamp = (fs.mtime_ns, fs.ctime_ns, fs.size)
@@ -120,23 +140,10 @@ def _file_facts(
                 reason = str(too_large(fs.size, limit))
                 out[fs.rel] = FileFacts(stamp, f"unread:{fs.size}", (reason, "memory.too_large"))
                 continue
-            try:
-                raw = read_bytes(root, fs.path, limit)
-            except BadFileError as exc:  # it grew past the limit since the walk
-                out[fs.rel] = FileFacts(stamp, f"unread:{fs.size}", (str(exc), "memory.too_large"))
-                continue
-            except OSError:
-                continue  # gone or unreadable since the walk
-            digest = file_hash(raw)
-            out[fs.rel] = FileFacts(stamp, digest, None)  # in walk order; completed below
-            new.append((fs.rel, stamp, digest, raw))
-    jobs = [
-        (root, rel, raw, _folder(rel) in MEMORY_DIRS and digest not in screened)
-        for rel, _, digest, raw in new
-    ]
-    for (rel, stamp, digest, _), (error, flag) in zip(
-        new, map_screening(_parse_and_screen, jobs), strict=True
-    ):
+            out[fs.rel] = FileFacts(stamp, "", None)  # keeps the walk's order; read below
+            changed.append((fs.rel, fs.path, stamp))
+        found = map_screening(_parse_and_screen, jobs(), count=len(changed))
+    for (rel, stamp, digest), (error, flag) in zip(new, found, strict=True):
         out[rel] = FileFacts(stamp, digest, error, flag)
     return out
 
