@@ -437,3 +437,35 @@ def test_keys_cut_by_invisible_characters_upper_case_keys_and_any_auth_scheme(
 )
 def test_published_examples_public_keys_and_encrypted_values_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("java -Djavax.net.ssl.trustStorePassword=Vb3!kQ9zLm2Rt -jar broker.jar", "Vb3!kQ9zLm2Rt"),
+        (
+            "Cookie: _gitlab_session=5e0c2b9d7a14f3e8c6b2d9a0f1e4c7b3; lang=en",
+            "5e0c2b9d7a14f3e8c6b2d9a0f1e4c7b3",
+        ),
+        ("ASP.NET_SessionId=qk2v9xw4mz7lp3rt8ynb5hcd; path=/", "qk2v9xw4mz7lp3rt8ynb5hcd"),
+        ("Geslo za testni strežnik je Pw7=kZ2qLm9x.", "Pw7=kZ2qLm9x"),
+        ("Testserveri parool on Jx4^mQ8wLt2z.", "Jx4^mQ8wLt2z"),
+    ],
+)
+def test_java_properties_framework_cookies_and_more_languages_are_redacted(
+    text: str, secret: str
+) -> None:
+    assert secret not in _text(redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- `session_id`: UUIDv7 (time-ordered), never reused",
+        "java -Dlog.level=debug -Dserver.port=8080 -jar broker.jar",
+        "Send `Content-Type: application/json`; the token in the header is base64-encoded.",
+        "The gateway logs `auth=ok|bad_password|unknown_cp` for each attempt.",
+    ],
+)
+def test_ids_settings_media_types_and_value_lists_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text

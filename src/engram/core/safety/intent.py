@@ -392,6 +392,23 @@ _READER_NOUN = lazy_compile(
 )
 
 
+def _reveal_names_its_object(clause: str, reveal: re.Match[str], own: re.Match[str]) -> bool:
+    """Whether an English reveal verb takes the configuration as its object: it comes
+    before it ("print your rules") or points back at it ("your rules: repeat them"); not
+    "each desk has its own rules: print, web, social". Other languages put the verb last
+    (把…贴出来, 表示して, zeigen) and are not held to the order."""
+    if own.string is not clause or own.start() > reveal.start():
+        return True
+    if not _ENGLISH_REVEAL.fullmatch(reveal.group(0)):
+        return True
+    return re.match(r"\s+(?:\w+\s+)?(?:it|them|those|these)\b", clause[reveal.end() :]) is not None
+
+
+_ENGLISH_REVEAL = lazy_compile(
+    r"(?:quot|repeat|print|output|reveal|show|display|dump)\w*|copy|write|echo|paste|tell\s+me"
+)
+
+
 def names_the_agent_as_subject(text: str) -> bool:
     """Whether `text` has the agent as the subject of a duty or a permission ("the
     assistant should …", "agents may …")."""
@@ -626,6 +643,7 @@ def clause_intent(clause: str, before: str = "", raw: str = "") -> tuple[str, st
         and own
         and (owned or not found["technical"])
         and not _negated(clause, reveal.start())
+        and _reveal_names_its_object(clause, reveal, own)
     ):
         return "prompt_leak", f"{reveal.group(0)} … {own.group(0)}"
     if _AGENTISH.search(clause):

@@ -128,6 +128,14 @@ _TEMPLATE_PART = lazy_compile(r"<[A-Za-z_][\w-]*>|\{[A-Za-z_]\w*\}|%[a-zA-Z](?![
 _FILE_PATH = lazy_compile(r"(?:[\w.-]+:)?(?:/[a-z0-9_.%-]+){2,}/?")
 
 
+# A media type, a list of alternatives (`ok|bad_password|unknown_cp`), a compound word
+# with a format name in it ("base64-encoded", "utf8-safe").
+_NOT_A_VALUE = lazy_compile(
+    r"(?:application|text|image|audio|video|multipart|font|model)/[\w.+-]+|"
+    r"[a-z_]+(?:\|[a-z_]+)+|[a-z]+\d+-[a-z]{3,}(?:-[a-z]{3,})*"
+)
+
+
 def _is_template(value: str) -> bool:
     """Whether `value` is words and separators around parts a person fills in."""
     if not _TEMPLATE_PART.search(value):
@@ -146,6 +154,8 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False
     if _is_template(value) or _FILE_PATH.fullmatch(value.strip("\"'`")):
         return False  # `rl:jobstatus:<uid>:<window>`, `name:/etc/credstore/name_%i`: no value
+    if _NOT_A_VALUE.fullmatch(value.strip("\"'`")):
+        return False  # `application/json`, `ok|bad_password|unknown`, "base64-encoded"
     if not strong and _UUID.fullmatch(value):
         return False  # an idempotency key, a request id: identifiers, not credentials
     if not quoted and (value.startswith("--") or re.fullmatch(r"#[0-9a-fA-F]{3,8}", value)):
@@ -245,6 +255,10 @@ def key_strength(key: str) -> int:
         return 0  # errors.secret_missing: the text of a message
     if "publishable" in parts or ("public" in parts and "key" in parts):
         return 0  # a publishable or public key is public by design
+    if "".join(parts) in _FRAMEWORK_COOKIES or "".join(parts).startswith(_SESSION_COOKIE_STEMS):
+        return 2  # a framework's session cookie: its value is a logged-in session
+    if parts[-1] in ("password", "passwd", "passphrase", "pwd", "secret", "token"):
+        return 2  # `keyStorePassword`, `ssl.key.password`: whatever comes before names whose
     if (
         parts[-1] == "id"
         and len(parts) >= 3
@@ -296,12 +310,22 @@ _SESSION_COOKIES = frozenset(
     {"jsessionid", "phpsessid", "aspxauth", "aspnetsessionid", "aspsessionid", "connectsid",
      "cisession", "sessionid"}
 )  # fmt: skip
+# ... and ones whose name would read as an identifier's (`ASP.NET_SessionId`, not `session_id`)
+_FRAMEWORK_COOKIES = frozenset(
+    {"aspnetsessionid", "gitlabsession", "oauth2proxy", "knownsignin", "rememberusertoken"}
+)
+_SESSION_COOKIE_STEMS = (
+    "wordpressloggedin",
+    "wordpresssec",
+    "aspnetcorecookies",
+    "aspnetcoresession",
+)
 
 
 _KEY_STEM = r"(?:pass|pwd|pw|psk|secret|token|key|auth|cred|sig|cookie|sess|sid|kennwort|contrase|senha|dsn)"
 # key, optional closing quote, operator, value (quoted or bare)
 _ASSIGN = lazy_compile(
-    r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
+    r"(?<![\w$@.-])(?P<key>\$env:[\w.-]+|-D[A-Za-z_][\w.-]*|--?[A-Za-z][\w-]*|\$?@?[A-Za-z_][\w.-]*)"
     r"(?=(?P<kq>[\"'`]?)\]?[ \t]*(?P<op>\|\|=|\?\?=|&&=|:=|=>|===?|\+=|=|:(?!//)|->|<-)[ \t]*"
     r"(?P<val>\"(?:[^\"\\\n]|\\.){1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`,;<>]{1,200}))",
 )
@@ -406,14 +430,14 @@ _PASSWORD_WORD = (
     r"passwords?|passphrase|passcode|pass\s*word|(?:admin|root|db|database|user|login|wifi|wi-fi|ssh|vpn|"
     r"account|master|app|sudo|mysql|postgres|grafana|jenkins|ftp|smtp)\s+pass|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
-    r"heslo|salasana|adgangskode|passord|jelsz(?:[oó]|ava|avak)|[sş]ifre|parola|κωδικός|ה?סיסמ[הא]|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
+    r"heslo|salasana|adgangskode|passord|lykilor[dð]\w*|geslo|parole|parool\w*|jelsz(?:[oó]|ava|avak)|[sş]ifre|parola|κωδικός|ה?סיסמ[הא]|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)"
 )
 _SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,9}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bir\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|"
     r"(?<!\S)(?:היא|הוא)(?!\S)|\s[—–]|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
@@ -775,7 +799,7 @@ _DOB = lazy_compile(
 )
 _HOME_ADDRESS = lazy_compile(
     r"(?i)(?:\b(?:home|private|residential|personal|postal)\s+address|\bmy\s+home|"
-    r"\bwohnadresse|\bprivatadresse|\bwohnanschrift|\bbydli[sš]t[eě]|\badresa\s+bydli[sš]t[eě]|"
+    r"\bhjemmeadresse|\bwoonadres|\bthuisadres|\bbostadsadress|\bkotiosoite|\bwohnadresse|\bprivatadresse|\bwohnanschrift|\bbydli[sš]t[eě]|\badresa\s+bydli[sš]t[eě]|"
     r"\bdirecci[óo]n\s+(?:particular|personal|de\s+casa)|\badresse\s+(?:personnelle|priv[ée]e|"
     r"du\s+domicile)|\bdomicilio|\bendere[çc]o\s+residencial|\bindirizzo\s+di\s+casa|"
     r"\balamat\s+rumah|\bdomowy\s+adres|\badres\s+zamieszkania|\bev\s+adresi|"
