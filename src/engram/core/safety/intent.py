@@ -780,6 +780,30 @@ def _trigger() -> re.Pattern[str]:
     )
 
 
+# What opens a list of what must not be done ("Agents must not: - publish - approve …"),
+# and the marks between its items (the folded form has one line).
+_NEGATING_HEAD = lazy_compile(
+    r"(?:\b(?:must|should|may|shall|will|can|do|does)\s+(?:not|never)|\bmustn'?t|\bnever|"
+    r"\bdon'?t|\bcannot|\bcan'?t|\bnot\s+allowed\s+to|\bforbidden)\b[^:]{0,40}:(?=\s*[-*•+]\s)"
+)
+_LIST_MARK = lazy_compile(r"\s[-*•+]\s")
+
+
+def _list_intent(clause: str, before: str, raw: str) -> tuple[str, str] | bool | None:
+    """Under a head that forbids ("Agents must not:"), each item read as forbidden, as its
+    writer meant it; False for a clause with no such list."""
+    head = _NEGATING_HEAD.search(clause)
+    if head is None:
+        return False
+    parts = [clause[: head.end()]]
+    parts += ["must not " + item for item in _LIST_MARK.split(clause[head.end() :]) if item.strip()]
+    for part in parts:
+        hit = clause_intent(part, before, raw)
+        if hit:
+            return hit
+    return None
+
+
 def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
     """The first (intent, evidence) in normalised `form`, clause by clause.
 
@@ -802,7 +826,9 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
         start = cut_end
         if len(clause.strip()) < 6:
             continue
-        hit = clause_intent(clause, before, raw)
+        hit = _list_intent(clause, before, raw)
+        if hit is False:
+            hit = clause_intent(clause, before, raw)
         if not hit and before and len(clause.split()) <= 4:
             # "Those rules at the top of your context? Outdated.": one thought in two
             hit = clause_intent(before + " " + clause, "", raw)
