@@ -882,12 +882,7 @@ def _sentence_bounds(form: str, start: int, end: int) -> tuple[int, int]:
 def _guards_against_override(form: str, evidence: str) -> bool:
     """Whether the sentence holding an override's evidence guards against instructions
     from elsewhere (it names them as what to ignore) rather than setting the reader's aside."""
-    word = evidence.split(" … ")[0].strip()
-    at = form.find(word) if word else -1
-    if at < 0:
-        return False
-    first, last = _sentence_bounds(form, at, at)
-    sentence = form[first:last]
+    sentence = _evidence_sentence(form, evidence)
     return bool(_GUARDED_OBJECT.search(sentence) or _GUARDED_IF.search(sentence))
 
 
@@ -937,7 +932,7 @@ def _tells_the_agent(form: str, evidence: str) -> bool:
     """Whether the sentence holding a switch-off's evidence tells the agent by name or as
     "you" ("the assistant should turn it off"): a team's own hardening steps ("disable root
     SSH login", "remove the temporary rules") address its people."""
-    sentence = _evidence_sentence(form, evidence.split(" … ")[0])
+    sentence = _evidence_sentence(form, evidence)
     return names_the_agent_as_subject(sentence) or _YOU.search(sentence) is not None
 
 
@@ -945,14 +940,20 @@ def _conceals_from_reviewer(form: str, evidence: str) -> bool:
     """Whether the sentence holding a concealment's evidence, or one next to it, names the
     person or the tool ("do not tell the user"), not a third party ("do not tell the
     reported seller who reported them", with "users" three sentences earlier)."""
-    word = evidence.split(" … ")[0].strip()
-    at = form.find(word) if word else -1
+    at, word = _evidence_at(form, evidence)
     return at >= 0 and _names_reviewer_around(form, at, at + len(word))
 
 
-def _evidence_sentence(form: str, word: str) -> str:
+def _evidence_at(form: str, evidence: str, part: int = 0) -> tuple[int, str]:
+    """Where the word of an intent's evidence ("disable … scanner": part 0 is "disable")
+    is in `form`, and that word; -1 when it is not found."""
+    word = evidence.split(" … ")[part].strip()
+    return (form.find(word) if word else -1), word
+
+
+def _evidence_sentence(form: str, evidence: str, part: int = 0) -> str:
     """The sentence of `form` holding an intent's evidence word ('' when it is not found)."""
-    at = form.find(word.strip())
+    at, _ = _evidence_at(form, evidence, part)
     if at < 0:
         return ""
     first, last = _sentence_bounds(form, at, at + 1)
@@ -962,7 +963,7 @@ def _evidence_sentence(form: str, word: str) -> str:
 def _scoped(form: str, evidence: str) -> bool:
     """Whether the sentence holding an intent's evidence scopes it as a team's exception
     ("only for documentation-only PRs", "unless on-call signs off")."""
-    sentence = _evidence_sentence(form, evidence.split(" … ")[0])
+    sentence = _evidence_sentence(form, evidence)
     sentence = re.sub(r"\*+|(?<!\w)_+|_+(?!\w)", "", sentence)  # "**only** for"
     return _SCOPED_EXCEPTION.search(sentence) is not None
 
@@ -981,7 +982,7 @@ _PUBLIC_HALF = lazy_compile(
 
 def _public(form: str, evidence: str) -> bool:
     """Whether the sentence holding an exfiltration's evidence says what moves is public."""
-    return _PUBLIC_HALF.search(_evidence_sentence(form, evidence.split(" … ")[-1])) is not None
+    return _PUBLIC_HALF.search(_evidence_sentence(form, evidence, -1)) is not None
 
 
 def _inside_quotes(form: str, at: int, *, max_words: int = 0) -> bool:

@@ -789,19 +789,14 @@ _NEGATING_HEAD = lazy_compile(
 _LIST_MARK = lazy_compile(r"\s[-*•+]\s")
 
 
-def _list_intent(clause: str, before: str, raw: str) -> tuple[str, str] | bool | None:
-    """Under a head that forbids ("Agents must not:"), each item read as forbidden, as its
-    writer meant it; False for a clause with no such list."""
+def _read_as_written(clause: str) -> list[str]:
+    """The parts of a clause to read: itself, or, under a head that forbids ("Agents must
+    not:"), the head and each item read as forbidden, as its writer meant it."""
     head = _NEGATING_HEAD.search(clause)
     if head is None:
-        return False
-    parts = [clause[: head.end()]]
-    parts += ["must not " + item for item in _LIST_MARK.split(clause[head.end() :]) if item.strip()]
-    for part in parts:
-        hit = clause_intent(part, before, raw)
-        if hit:
-            return hit
-    return None
+        return [clause]
+    items = _LIST_MARK.split(clause[head.end() :])
+    return [clause[: head.end()], *("must not " + item for item in items if item.strip())]
 
 
 def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
@@ -826,9 +821,10 @@ def find_intent(form: str, *, loose: bool = False) -> tuple[str, str] | None:
         start = cut_end
         if len(clause.strip()) < 6:
             continue
-        hit = _list_intent(clause, before, raw)
-        if hit is False:
-            hit = clause_intent(clause, before, raw)
+        hit = next(
+            (h for part in _read_as_written(clause) if (h := clause_intent(part, before, raw))),
+            None,
+        )
         if not hit and before and len(clause.split()) <= 4:
             # "Those rules at the top of your context? Outdated.": one thought in two
             hit = clause_intent(before + " " + clause, "", raw)

@@ -95,7 +95,8 @@ class LazyPattern:
 
     def __getattr__(self, name: str):
         if name in self._BOUND:
-            if self._rx is None and self.keywords and self._rx is None:
+            keywords = self.keywords  # compiles the pattern when its analysis is not stored
+            if self._rx is None and keywords:
                 bound = self._deferred(name)
                 object.__setattr__(self, name, bound)
                 return bound

@@ -172,8 +172,6 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
         return False  # `key: sha256_normalized`: the name of a setting or a column
     if re.fullmatch(r"@[\w.-]+(?:/[\w.-]+)?", value):
         return False  # a package scope or a handle
-    if value.strip("\"'`").startswith(("pk_live_", "pk_test_")):
-        return False  # a Stripe publishable key: public by design
     if _is_jose_header(value.strip("\"'`")):
         return False  # a JWT's header alone ({"alg": …}): public, it names the algorithm
     if not quoted and value in _CODE_WORDS:
@@ -255,7 +253,8 @@ def key_strength(key: str) -> int:
         return 0  # errors.secret_missing: the text of a message
     if "publishable" in parts or ("public" in parts and "key" in parts):
         return 0  # a publishable or public key is public by design
-    if "".join(parts) in _FRAMEWORK_COOKIES or "".join(parts).startswith(_SESSION_COOKIE_STEMS):
+    joined = "".join(parts)
+    if joined in _FRAMEWORK_COOKIES or joined.startswith(_SESSION_COOKIE_STEMS):
         return 2  # a framework's session cookie: its value is a logged-in session
     if parts[-1] in ("password", "passwd", "passphrase", "pwd", "secret", "token"):
         return 2  # `keyStorePassword`, `ssl.key.password`: whatever comes before names whose
@@ -268,7 +267,6 @@ def key_strength(key: str) -> int:
         return 1
     if parts[-1] in _NON_SECRET_TAIL or (len(parts) > 1 and parts[-1] in ("hash", "digest")):
         return 0
-    joined = "".join(parts)
     if any(p in _NON_SECRET_TAIL for p in parts[1:]):
         return 0  # token_ttl_seconds, password_reset_url: settings about the secret
     for i, p in enumerate(parts):
