@@ -275,6 +275,28 @@ def test_cli_leave_one_out(suite: Path, capsys: pytest.CaptureFixture) -> None:
     assert "need --leave-one-out" in capsys.readouterr().err
 
 
+def test_cli_leave_one_out_with_query_files_chooses_the_search_body_threshold(
+    suite: Path, capsys: pytest.CaptureFixture
+) -> None:
+    a = write_cases(suite, CATEGORISED[:2], "a.json")
+    b = write_cases(suite, CATEGORISED[2:], "b.json")
+    qa, qb = suite / "qa.json", suite / "qb.json"
+    qa.write_text(json.dumps({c["name"]: ["release tagging"] for c in CATEGORISED[:2]}))
+    qb.write_text(json.dumps({c["name"]: [] for c in CATEGORISED[2:]}))
+    args = ["benchmark", str(a), str(b), "--leave-one-out", "--queries", str(qa)]
+    assert main([*args, "--queries", str(qb), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["data"]
+    assert d["queries"] is True and d["targets"]["forbidden_bodies"] == 0.02
+    assert d["defaults"] == {"body_at": 0.8, "card_at": 0.2}
+    assert all(s["card_at"] == 0.2 for s in d["suites"])  # cards keep the router's threshold
+    assert main(args) == 2
+    assert "one --queries file per cases file" in capsys.readouterr().err
+    assert main(["benchmark", str(a), "--queries", str(qa), "--queries", str(qb)]) == 2
+    assert "one cases file takes one --queries file" in capsys.readouterr().err
+    assert main([*args, "--queries", str(qb), "--unseen", str(b)]) == 2
+    assert "--unseen goes without --queries" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- the workspace generator
 
 

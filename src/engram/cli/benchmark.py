@@ -56,8 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--queries",
         metavar="QUERIES.json",
+        action="append",
+        default=[],
         help="case name → the searches a host model wrote for it (`[]`: it would not load "
-        "memory); each case loads with its task and those searches, as engram_load `queries`",
+        "memory); each case loads with its task and those searches, as engram_load `queries`. "
+        "With --leave-one-out: once per cases file, in the same order (chooses the body "
+        "threshold of planned retrieval)",
     )
     add_json_flag(p)
     p.set_defaults(func=run_benchmark)
@@ -65,13 +69,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_benchmark(args: argparse.Namespace) -> int:
     if args.leave_one_out:
-        res = leave_one_out([Path(c) for c in args.cases], [Path(u) for u in args.unseen])
+        res = leave_one_out(
+            [Path(c) for c in args.cases],
+            [Path(u) for u in args.unseen],
+            [Path(q) for q in args.queries] or None,
+        )
         return emit(res, args)
-    if args.queries and args.leave_one_out:
-        raise UsageError("--queries goes with one cases file, not --leave-one-out")
     if len(args.cases) > 1 or args.unseen:
         raise UsageError("several cases files or --unseen need --leave-one-out")
-    queries = Path(args.queries) if args.queries else None
+    if len(args.queries) > 1:
+        raise UsageError("one cases file takes one --queries file")
+    queries = Path(args.queries[0]) if args.queries else None
     res = run_routing_benchmark(
         Path(args.cases[0]), min_recall=args.min_recall, queries_path=queries
     )

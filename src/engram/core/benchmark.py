@@ -14,7 +14,8 @@ Figures, per suite and per category: must-recall@8 over bodies and cards, the sh
 cases with a forbidden memory among the bodies and among bodies and cards, empty-case
 precision (the share of nothing-applies cases that load no body) and tokens per load.
 `leave_one_out` chooses the router's two confidence thresholds on all suites but one and
-reports the one left out, for each suite in turn.
+reports the one left out, for each suite in turn; with a query file per suite it chooses
+the body threshold of planned retrieval (the host model's own searches) the same way.
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engram.core import api
 from engram.core.errors import EngramError, UsageError
-from engram.core.read.routing import BODY_CONFIDENCE, CARD_CONFIDENCE, tier_for
+from engram.core.read.routing import (
+    BODY_CONFIDENCE,
+    CARD_CONFIDENCE,
+    SEARCH_BODY_CONFIDENCE,
+    tier_for,
+)
 from engram.core.results import Result
 from engram.core.store.files import MEMORY_DIRS
 from engram.core.store.layout import ARCHIVE_DIR, WORKSPACE_SUBDIR, Root, Roots
@@ -396,11 +402,24 @@ def _figures_row(label: str, f: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- leave one suite out
 
-# What the thresholds are chosen for (the targets of the router): among the threshold
-# pairs that keep forbidden bodies, empty-case precision and tokens within these, the one
-# where the agent sees the most must-load memories, sees the most of them in full and is
-# shown a misleading one least often (recall@8 + body recall − forbidden shown).
-TARGET_FORBIDDEN, TARGET_EMPTY, TARGET_TOKENS = 0.10, 0.70, 600.0
+
+class Targets(NamedTuple):
+    """What the thresholds are chosen for: among the threshold pairs that keep recall,
+    forbidden bodies, empty-case precision and tokens within these, the one where the agent
+    sees the most must-load memories, sees the most of them in full and is shown a
+    misleading one least often (recall@8 + body recall − forbidden shown)."""
+
+    recall: float
+    forbidden: float
+    empty: float
+    tokens: float
+
+
+# On the task's own words (the prompt hook, `engram load TASK`).
+TASK_TARGETS = Targets(recall=0.0, forbidden=0.10, empty=0.70, tokens=600.0)
+# With the searches the host's model wrote: the model opens cards by id, so a body has to be
+# right (what the read path promises for planned retrieval).
+SEARCH_TARGETS = Targets(recall=0.95, forbidden=0.02, empty=0.90, tokens=400.0)
 BODY_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(12))  # 0.40 … 0.95
 # Cards start at 0.20: below a fifth of the evidence scale a memory is never shown, so
 # "unsure" stays a tier whatever the suites would prefer (cards are cheap, not free).
@@ -444,16 +463,21 @@ def _macro(suites: list[list[dict[str, Any]]], body_at: float, card_at: float) -
     return out
 
 
-def choose_thresholds(suites: list[list[dict[str, Any]]]) -> tuple[float, float]:
-    """The (body, card) confidence thresholds that serve the targets best on `suites`."""
+def choose_thresholds(
+    suites: list[list[dict[str, Any]]],
+    targets: Targets = TASK_TARGETS,
+    card_grid: tuple[float, ...] = CARD_GRID,
+) -> tuple[float, float]:
+    """The (body, card) confidence thresholds that serve `targets` best on `suites`."""
     best: tuple[tuple[float, ...], tuple[float, float]] | None = None
     for body_at in BODY_GRID:
-        for card_at in (c for c in CARD_GRID if c <= body_at):
+        for card_at in (c for c in card_grid if c <= body_at):
             f = _macro(suites, body_at, card_at)
             shortfall = (
-                max(0.0, f["forbidden_bodies"] - TARGET_FORBIDDEN)
-                + max(0.0, TARGET_EMPTY - f["empty_precision"])
-                + max(0.0, f["tokens"] - TARGET_TOKENS) / TARGET_TOKENS
+                max(0.0, targets.recall - f["recall"])
+                + max(0.0, f["forbidden_bodies"] - targets.forbidden)
+                + max(0.0, targets.empty - f["empty_precision"])
+                + max(0.0, f["tokens"] - targets.tokens) / targets.tokens
             )
             gain = f["recall"] + f["body_recall"] - f["forbidden_shown"]
             key = (-round(shortfall, 4), round(gain, 4), -f["tokens"])
@@ -463,30 +487,57 @@ def choose_thresholds(suites: list[list[dict[str, Any]]]) -> tuple[float, float]
     return best[1]
 
 
-def leave_one_out(cases_paths: list[Path], unseen: list[Path] | None = None) -> Result:
+def leave_one_out(
+    cases_paths: list[Path],
+    unseen: list[Path] | None = None,
+    queries: list[Path] | None = None,
+) -> Result:
     """Choose the thresholds on all suites but one, report the one left out, for each suite.
 
-    Unseen suites are never used to choose anything: they are reported with the router's
-    own thresholds. data: at_defaults {cases_file: {figures, categories}} (each suite with
-    the router's thresholds), suites [{cases_file, body_at, card_at, figures, categories}],
-    all_suites {body_at, card_at} (the choice on every suite), defaults {body_at, card_at},
-    unseen [{cases_file, figures, categories}], targets.
+    With `queries` (one query file per cases file, in order) every case loads with the
+    searches a host model wrote, and the body threshold of planned retrieval is chosen for
+    `SEARCH_TARGETS` (cards keep the router's threshold). Unseen suites are never used to
+    choose anything: they are reported with the router's own thresholds. data: at_defaults
+    {cases_file: {figures, categories}} (each suite with the router's thresholds), suites
+    [{cases_file, body_at, card_at, figures, categories}], all_suites {body_at, card_at}
+    (the choice on every suite), defaults {body_at, card_at}, unseen [{cases_file, figures,
+    categories}], targets.
     """
 
     if len(cases_paths) < 2:
         raise UsageError("--leave-one-out needs at least two cases files (one is left out)")
-    runs = {str(p): run_routing_benchmark(p, min_recall=0.0).data for p in cases_paths}
+    if queries and len(queries) != len(cases_paths):
+        raise UsageError(
+            f"--leave-one-out takes one --queries file per cases file, in the same order "
+            f"({len(cases_paths)} cases files, {len(queries)} query files)"
+        )
+    if queries and unseen:
+        raise UsageError(
+            "--unseen goes without --queries: run an unseen suite with its query file on its "
+            "own (`engram benchmark CASES.json --queries QUERIES.json`)"
+        )
+    planned = dict(zip(map(str, cases_paths), queries or [], strict=False))
+    if queries:
+        targets, card_grid = SEARCH_TARGETS, (CARD_CONFIDENCE,)
+        defaults = (SEARCH_BODY_CONFIDENCE, CARD_CONFIDENCE)
+    else:
+        targets, card_grid, defaults = TASK_TARGETS, CARD_GRID, (BODY_CONFIDENCE, CARD_CONFIDENCE)
+    runs = {
+        str(p): run_routing_benchmark(p, min_recall=0.0, queries_path=planned.get(str(p))).data
+        for p in cases_paths
+    }
     results = {k: v["results"] for k, v in runs.items()}
     suites_out: list[dict[str, Any]] = []
     for held in results:
-        body_at, card_at = choose_thresholds([v for k, v in results.items() if k != held])
+        others = [v for k, v in results.items() if k != held]
+        body_at, card_at = choose_thresholds(others, targets, card_grid)
         rs = [retier(r, body_at, card_at) for r in results[held]]
         suites_out.append(_suite_entry(held, rs, body_at, card_at))
-    all_body, all_card = choose_thresholds(list(results.values()))
+    all_body, all_card = choose_thresholds(list(results.values()), targets, card_grid)
     unseen_out = []
     for p in unseen or []:
         data = run_routing_benchmark(p, min_recall=0.0).data
-        unseen_out.append(_suite_entry(str(p), data["results"], BODY_CONFIDENCE, CARD_CONFIDENCE))
+        unseen_out.append(_suite_entry(str(p), data["results"], *defaults))
     result = Result(text="")
     result.data = {
         "at_defaults": {
@@ -494,13 +545,14 @@ def leave_one_out(cases_paths: list[Path], unseen: list[Path] | None = None) -> 
         },
         "suites": suites_out,
         "all_suites": {"body_at": all_body, "card_at": all_card},
-        "defaults": {"body_at": BODY_CONFIDENCE, "card_at": CARD_CONFIDENCE},
+        "defaults": {"body_at": defaults[0], "card_at": defaults[1]},
         "unseen": unseen_out,
+        "queries": bool(queries),
         "targets": {
-            "recall": 0.85,
-            "forbidden_bodies": TARGET_FORBIDDEN,
-            "empty_precision": TARGET_EMPTY,
-            "tokens": TARGET_TOKENS,
+            "recall": targets.recall,
+            "forbidden_bodies": targets.forbidden,
+            "empty_precision": targets.empty,
+            "tokens": targets.tokens,
         },
     }
     result.text = _loo_report(result.data)

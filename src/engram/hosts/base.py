@@ -28,8 +28,11 @@ INSTRUCTIONS = f"""{INSTRUCTIONS_TITLE}
 This project keeps its durable rules, skills and knowledge in Engram, served by the
 `engram` MCP server (files under `.agents/.engram/`, owned by the humans of the project).
 
-- At the start of every task, call `engram_load` with a one-line summary of the task and
-  follow the rules it returns; call it again when the task changes direction.
+- Before work on the project, call `engram_load` with the task as `query`, 2-4 short
+  `queries` in the words a memory about it would use (the subsystem, the kind of change,
+  the team's terms and synonyms) and the files it touches as `paths`. Follow the rules it
+  returns and fetch a card that applies with `id`; call it again when the task changes
+  direction. Skip it for general questions and chit-chat.
 - To remember something durable, propose it with `engram_save` or `engram_save_session`
   and show the numbered candidates to the human. Never edit `.agents/.engram/` yourself.
 - Never call `engram_commit` before the human has approved the displayed candidates in

@@ -566,10 +566,10 @@ TOOLS: tuple[Tool, ...] = (
         "work with the task as `query`, and write `queries`: 1 to 5 short searches in the words "
         "a memory about this work would use (the tools, files, services and practices the task "
         "involves, e.g. for 'the nightly export is late' → 'nightly export job schedule', "
-        "'export timeout retry'); each is searched and the rankings fused. Returns the most "
-        "relevant memories (bodies first, then one-line cards) within a token budget. Fetch a "
-        "card or an omitted memory in full with `id`. data: selected_keys, body_keys, "
-        "card_ids, omitted_ids, tokens.",
+        "'export timeout retry'); each is searched and the rankings fused. Returns the memories "
+        "it is sure of in full, then likely ones as one-line cards, within a token budget: "
+        "read the cards and fetch the ones that apply with `id`. data: selected_keys, "
+        "body_keys, card_ids, omitted_ids, tokens.",
         {
             "query": QUERY,
             "queries": {

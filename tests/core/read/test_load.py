@@ -310,3 +310,24 @@ def test_a_newly_withheld_memory_changes_the_signature(ws: Path, write_memory) -
     after = load(ws, "database migration")
     assert [w["id"] for w in after.data["withheld"]] == ["db-extra"]
     assert after.data["signature"] != before
+
+
+def test_the_host_models_searches_show_a_body_only_when_sure(tmp_path: Path) -> None:
+    """With the model's own searches a near twin is a card, not a body: the model opens a card
+    by id when it applies, while a body it did not ask for reads as the answer."""
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "routing_workspace_5"
+    shutil.copytree(fixture, tmp_path / "w")
+    roots = resolve_roots(tmp_path / "w")
+    task = "when exactly does the notifier raise a frost alert"
+    alone = api.load(roots, api.LoadRequest(query=task, count_usage=False, explain=True))
+    searches = ("frost alert threshold notifier rule", "notifier frost alert logic temperature")
+    planned = api.load(
+        roots, api.LoadRequest(query=task, queries=searches, count_usage=False, explain=True)
+    )
+    assert planned.data["body_keys"] == ["frost-alert-logic"]
+    assert "dry-alert-logic" in planned.data["card_ids"]  # still shown, as a card
+    for res, body_at in ((alone, 0.6), (planned, 0.8)):
+        for g in res.data["explain"]["graded"]:
+            assert (g["id"] in res.data["body_keys"]) == (g["confidence"] >= body_at), g

@@ -19,8 +19,10 @@ from engram.core.read.render import (
 )
 from engram.core.read.request import LoadRequest
 from engram.core.read.routing import (
+    BODY_CONFIDENCE,
     CARD_CONFIDENCE,
     DECLARED,
+    SEARCH_BODY_CONFIDENCE,
     TRIGGERED,
     Candidate,
     Visibility,
@@ -516,7 +518,12 @@ def _grade(ctx: ReadContext, routed: _Routed, request: LoadRequest, query: str |
     if not routed.routed:
         return
     selected = routed.selected
-    grade(selected, routed.terms if query is not None else ["", ""], dropped=routed.dropped)
+    grade(
+        selected,
+        routed.terms if query is not None else ["", ""],
+        body_at=SEARCH_BODY_CONFIDENCE if routed.searches else BODY_CONFIDENCE,
+        dropped=routed.dropped,
+    )
     objective = request.objective
     for c in selected:  # a working note of this session's objective is what it is about
         mine = c.row["tier"] == "working" and c.row["objective"]

@@ -515,6 +515,11 @@ def select_with_prerequisites(
 CONF_IDF, CONF_REL, CONF_NAMED, CONF_TRIGGER = 0.5, 0.3, 0.1, 0.2
 BODY_CONFIDENCE = 0.6  # at or above: the body is shown
 CARD_CONFIDENCE = 0.2  # at or above: a one-line card; below: nothing
+# When the host's model wrote the searches (`queries`), a body needs more: the model reads
+# the cards and opens the ones it judges relevant by id, while a body it did not ask for
+# (the other twin: US915 for AU915, rev C for rev D) reads as the answer. Chosen like the
+# two above, on the first three suites with their query files; cards are unchanged.
+SEARCH_BODY_CONFIDENCE = 0.8
 THIN_FACTOR = 0.5  # a task of one meaningful word: only a clear match keeps its confidence
 
 
