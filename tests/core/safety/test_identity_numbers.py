@@ -6,7 +6,11 @@ import importlib
 
 import pytest
 
-from engram.core.safety.identity_numbers import IDENTITY_NUMBERS, identity_number_spans
+from engram.core.safety.identity_numbers import (
+    CHECKED_NUMBERS,
+    IDENTITY_NUMBERS,
+    identity_number_spans,
+)
 from engram.core.safety.scan import redact
 
 
@@ -53,3 +57,29 @@ def test_a_named_number_with_its_check_is_redacted(text: str, number: str) -> No
 def test_an_unnamed_or_unchecked_number_is_not_an_identity_number(text: str) -> None:
     spans = identity_number_spans(text)
     assert all(text[s:e] == "12345678Z" for s, e, _ in spans), spans
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "kind"),
+    [
+        ("TAJ szám: 342 366 712", "342 366 712", "national-id"),
+        ("کد ملی: 7684268465", "7684268465", "national-id"),
+        ("CUIT del proveedor: 34-68535606-8", "34-68535606-8", "national-id"),
+        ("NIP (osoba fizyczna): 082-276-54-44", "082-276-54-44", "national-id"),
+        ("Cédula de ciudadanía: 1730472345", "1730472345", "national-id"),
+        ("CLABE interbancaria 326502014620168493", "326502014620168493", "bank-account"),
+    ],
+)
+def test_schemes_python_stdnum_lacks_are_checked_by_their_own_digits(
+    text: str, number: str, kind: str
+) -> None:
+    spans = identity_number_spans(text)
+    assert [(text[s:e], k) for s, e, k in spans] == [(number, kind)]
+    # one digit changed: the check fails and the number stays
+    wrong = number[:-1] + str((int(number[-1]) + 1) % 10)
+    assert identity_number_spans(text.replace(number, wrong)) == []
+
+
+def test_each_checked_scheme_has_names_and_a_kind() -> None:
+    for key, kind, names, check in CHECKED_NUMBERS:
+        assert names and kind in ("national-id", "bank-account") and callable(check), key

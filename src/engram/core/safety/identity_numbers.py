@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 
@@ -25,6 +26,7 @@ Span = tuple[int, int, str]
 # CUI, Pakistan's CNIC, the US SSN: no check digit) are left out: their name alone would
 # decide, and a phone number after "DNI 12345678Z, mobile" is not an identity number.
 IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ar.cuit", ("CUIT", "CUIL", "Código Único de Identificación Tributaria")),
     ("au.tfn", ("TFN", "Tax File Number")),
     ("at.vnr", ("VNR", "SVNR", "VSNR", "Versicherungsnummer")),
     ("be.ssn", ("INSZ", "NISS", "SSN")),
@@ -42,7 +44,7 @@ IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("de.idnr", ("IdNr", "Steuerliche Identifikationsnummer", "Steuer-ID")),
     ("dk.cpr", ("CPR", "personnummer")),
     ("do.cedula", ("Cedula", "Cédula")),
-    ("ec.ci", ("CI", "Cédula de identidad")),
+    ("ec.ci", ("CI", "Cédula de identidad", "Cédula", "Cédula de ciudadanía")),
     ("ee.ik", ("Isikukood",)),
     ("es.dni", ("DNI", "Documento Nacional de Identidad")),
     ("es.nie", ("NIE", "Número de Identificación de Extranjero")),
@@ -69,6 +71,7 @@ IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nl.bsn", ("BSN", "Burgerservicenummer")),
     ("nz.ird", ("IRD number",)),
     ("no.fodselsnummer", ("Fødselsnummer", "fodselsnummer")),
+    ("pl.nip", ("NIP", "Numer Identyfikacji Podatkowej")),
     ("pl.pesel", ("PESEL",)),
     ("pt.nif", ("NIF", "Número de identificação fiscal", "Contribuinte")),
     ("pt.cc", ("CC", "Número de Cartão de Cidadão", "Cartão de Cidadão")),
@@ -83,7 +86,61 @@ IDENTITY_NUMBERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("za.idnr", ("ID number", "South African ID")),
 )
 
-_NAMES = sorted({n for _, names in IDENTITY_NUMBERS for n in names}, key=lambda n: (-len(n), n))
+
+def _digits(value: str) -> list[int]:
+    return [int(c) for c in value if c.isdigit()]
+
+
+def _taj_is_valid(value: str) -> bool:
+    """Hungarian TAJ: nine digits, the last one the sum of the first eight weighted 3, 7, …
+    modulo 10."""
+    d = _digits(value)
+    return len(d) == 9 and sum(x * (3, 7)[i % 2] for i, x in enumerate(d[:8])) % 10 == d[8]
+
+
+def _melli_is_valid(value: str) -> bool:
+    """Iranian national code: ten digits, the last one a modulo-11 check of the others
+    weighted 10 down to 2."""
+    d = _digits(value)
+    if len(d) != 10 or len(set(d)) == 1:
+        return False
+    r = sum(x * (10 - i) for i, x in enumerate(d[:9])) % 11
+    return d[9] == (r if r < 2 else 11 - r)
+
+
+def _clabe_is_valid(value: str) -> bool:
+    """Mexican CLABE: eighteen digits, the last one the complement to 10 of the first
+    seventeen weighted 3, 7, 1, … modulo 10."""
+    d = _digits(value)
+    return (
+        len(d) == 18
+        and (10 - sum(x * (3, 7, 1)[i % 3] for i, x in enumerate(d[:17])) % 10) % 10 == d[17]
+    )
+
+
+# Schemes python-stdnum does not have: (key, kind, the names of the number, its check).
+CHECKED_NUMBERS: tuple[tuple[str, str, tuple[str, ...], Callable[[str], bool]], ...] = (
+    (
+        "hu.taj",
+        "national-id",
+        ("TAJ", "TAJ szám", "Társadalombiztosítási Azonosító Jel"),
+        _taj_is_valid,
+    ),
+    (
+        "ir.melli",
+        "national-id",
+        ("کد ملی", "کارت ملی", "Melli code", "national code"),
+        _melli_is_valid,
+    ),
+    ("mx.clabe", "bank-account", ("CLABE",), _clabe_is_valid),
+)
+_CHECKS = {key: (kind, check) for key, kind, _names, check in CHECKED_NUMBERS}
+
+_NAMES = sorted(
+    {n for _, names in IDENTITY_NUMBERS for n in names}
+    | {n for _, _kind, names, _check in CHECKED_NUMBERS for n in names},
+    key=lambda n: (-len(n), n),
+)
 # An acronym is matched as written ("SIN 046 454 286", not Spanish "sin 247 …"); a name
 # in words in any case.
 _LABEL = lazy_compile(
@@ -103,6 +160,9 @@ def _modules_by_name() -> dict[str, tuple[str, ...]]:
     for module, names in IDENTITY_NUMBERS:
         for name in names:
             by_name.setdefault(name.casefold(), []).append(module)
+    for key, _kind, names, _check in CHECKED_NUMBERS:
+        for name in names:
+            by_name.setdefault(name.casefold(), []).append(key)
     return {name: tuple(modules) for name, modules in by_name.items()}
 
 
@@ -114,19 +174,26 @@ def _module(name: str) -> Any:
         return None
 
 
-def _valid(modules: tuple[str, ...], value: str) -> bool:
+def _valid(modules: tuple[str, ...], value: str) -> str:
+    """The kind of the first scheme whose check `value` passes, or ""."""
     for name in modules:
+        if name in _CHECKS:
+            kind, check = _CHECKS[name]
+            if check(value):
+                return kind
+            continue
         module = _module(name)
         try:
             if module is not None and module.is_valid(value):
-                return True
+                return "national-id"
         except Exception:  # a validator that trips on odd input rejects it
             continue
-    return False
+    return ""
 
 
 def identity_number_spans(text: str) -> list[Span]:
-    """(start, end, 'national-id') of each number a text names and that passes its check."""
+    """(start, end, kind) of each number a text names and that passes its check (kind
+    'national-id', or 'bank-account' for a CLABE)."""
     out: list[Span] = []
     by_name = _modules_by_name()
     for label in _LABEL.finditer(text):
@@ -146,8 +213,9 @@ def identity_number_spans(text: str) -> list[Span]:
             # the number may run into a following word: shrink it at each separator
             cuts = [len(value)] + [i for i in range(len(value) - 1, 5, -1) if value[i] in " ./-"]
             for cut in cuts:
-                if _valid(modules, value[:cut]):
-                    out.append((m.start(), m.start() + cut, "national-id"))
+                kind = _valid(modules, value[:cut])
+                if kind:
+                    out.append((m.start(), m.start() + cut, kind))
                     break
             break  # only the number right after the name is that number
     return out

@@ -44,7 +44,7 @@ _PLACEHOLDER = lazy_compile(
     r"(?i)^(?:<[^>]*>?|\$\{?[\w.:-]*\}?|%[\w.]+%?|\{\{.*\}\}|\{[\w.-]*\}|\(\w+\)|\*+|x{3,}|\.{2,}|…|_+|-+|#+|\?+|"
     r"\[?redacted.*|your[_\- ].*|my[_\-]?(?:password|secret|token|key)|.*_here|<.*|\*{3,}.*|"
     r"(?:secrets|vars|env|inputs|steps|needs|github)\..*|.*\$\{\{.*|op://.*|vault:.*|ref\+.*|"
-    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|!\w+.*|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|change[_-]?me.*|insert[_-].*|"
+    r"arn:aws:secretsmanager:.*|projects/.+/secrets/.*|![A-Za-z]+\d{0,2}(?:\s.*)?|\.\.\..*|\$.*|\{.*|replace[_-]?me.*|change[_-]?me.*|insert[_-].*|"
     r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|%\([\w.]+\)[sdrf]|.*example.*|.*(?:https?|ftp)://.*|[./~]?/.*|"
     r"(?:kv|secrets?|vault|ssm|sm|akv|gsm)/[\w./#:@-]+|.*\{[\w.-]+\}.*)$"
 )
@@ -87,7 +87,7 @@ def _is_placeholder(value: str) -> bool:
         or bool(_PLACEHOLDER.match(v))
         or len(set(v.lower())) <= 2
         or v.startswith("[REDACTED")
-        or bool(re.search(r"([A-Za-z0-9*])\1{7,}", v))
+        or sum(len(m.group(0)) for m in re.finditer(r"([A-Za-z0-9*])\1{7,}", v)) * 2 >= len(v)
     )
 
 
@@ -97,6 +97,12 @@ def _is_jose_header(value: str) -> bool:
         return False
     decoded = _decode_b64(value)
     return bool(decoded) and bool(re.match(r'\{\s*"(?:alg|typ|kid)"', decoded or ""))
+
+
+def _random_part(value: str) -> bool:
+    """Whether a dotted value holds a long run of mixed letters and digits: a token in parts
+    (`v2.SoUJXPmMyICGduRcE1DW`, `pat.<id>.<secret>`), not `config.db_password`."""
+    return any(len(p) >= 16 and _classes(p) >= 3 for p in value.split("."))
 
 
 def _looks_like_word(value: str) -> bool:
@@ -161,7 +167,10 @@ def plausible_value(value: str, *, quoted: bool, loose: bool, strong: bool) -> b
     if not quoted and (value.startswith("--") or re.fullmatch(r"#[0-9a-fA-F]{3,8}", value)):
         return False  # a flag, a CSS custom property or a colour
     if not quoted and (
-        _REFERENCE.match(value) or _DOTTED_IDENT.match(value) or "(" in value or "[" in value
+        _REFERENCE.match(value)
+        or (_DOTTED_IDENT.match(value) and not _random_part(value))
+        or "(" in value
+        or "[" in value
     ):
         return False
     if re.fullmatch(r"\d{1,3}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?", value):
@@ -403,6 +412,16 @@ _CLI_PASSWORD_ROWS: tuple[tuple[str, str, str], ...] = (
     ("oracle", r"sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl", r"(?:\s+-\w+)*\s+[\w$#]+/"),
     ("powershell", r"ConvertTo-SecureString", r"\s+(?:-String\s+)?(?=[\"'])"),
     ("sudo-stdin", r"echo", r"\s+(?=\S+\s*\|\s*sudo\s+-S)"),
+    ("vncpasswd", r"vncpasswd", r"\s-f\s*<<<\s*"),
+    ("rclone", r"rclone", r"\sobscure\s+"),
+    ("cloudsmith", r"cloudsmith", r"\s(?:-k|--api-key)[\s=]+"),
+    ("semaphore", r"sem", r"\s+connect\s+\S+\s+"),
+    (
+        "key-file-echo",
+        r"cryptsetup|veracrypt|openssl|gpg2?",
+        r"\s--?key-?file[\s=]+<\(\s*echo(?:\s+-n)?\s+",
+    ),
+    ("curl-token-user", r"curl", r"\s(?:-u|--user)\s+[\"']?(?=[A-Za-z0-9_-]{20,}:(?:[\s\"']|$))"),
 )
 _CLI_VALUE = r"(?P<val>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&]+)"
 _CLI_PASSWORDS = tuple(
@@ -429,13 +448,14 @@ _PASSWORD_WORD = (
     r"account|master|app|sudo|mysql|postgres|grafana|jenkins|ftp|smtp)\s+pass|passwort|kennwort|contrase[nñ]a|clave(?:\s+de\s+acceso)?|"
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
     r"heslo|salasana|adgangskode|passord|lykilor[dð]\w*|geslo|parole|parool\w*|jelsz(?:[oó]|ava|avak)|[sş]ifre|parola|κωδικός|ה?סיסמ[הא]|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
-    r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)"
+    r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)|"
+    r"pasfhocal|i?phasiwedi|loyniorð\w*|ਪਾਸਵਰਡ|পাসওয়ার্ড|கடவுச்சொல்|పాస్‌?వర్డ్|ಪಾಸ್‌?ವರ್ಡ್"
 )
 _SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,9}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bir\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bir\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|\bná\b|\bithi\b|"
     r"(?<!\S)(?:היא|הוא)(?!\S)|\s[—–]|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
@@ -463,8 +483,9 @@ _SPELLED = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b[^:\n]{{0,50}}:\s*(?P<val>(?:[A-Za-z0-9]{{1,8}}\s){{3,}}[A-Za-z0-9]{{1,8}})(?=\s*(?:$|[.;,)]))"
 )
 _CJK_SENTENCE = lazy_compile(
-    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥|รหัสผ่าน)"
-    r"[^\s!-~]{0,24}?(?:は|が|：|:|是|为|為|=|는|은|:|คือ\s?)\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
+    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|トークン|令牌|api\s*キー|密钥|密鑰|秘钥|รหัสผ่าน|"
+    r"ពាក្យសម្ងាត់|စကားဝှက်|ລະຫັດຜ່ານ)"
+    r"[^\s!-~]{0,40}?(?:は|が|：|:|是|为|為|=|는|은|:|คือ\s?|៖|(?P<sp>(?<=[^\s!-~])\s))\s*[「『“\"']?\s*(?P<val>[!-~]{4,100}?)(?=[」』”\"'\s。、，,]|です|だ|で|$|[^!-~])"
 )
 
 # ---------------------------------------------------------------- URLs
@@ -788,10 +809,12 @@ _DOB = lazy_compile(
     r"\bdata\s+de\s+nascimento|\bdata\s+di\s+nascita|\bnat[oa]\s+il|\bdata\s+urodzenia|"
     r"\bdo[gğ]um\s+tarihi|\btanggal\s+lahir|\bsz[üu]let[ée]si\s+d[áa]tum|\bf[öo]delsedatum|"
     r"\bf[øo]dselsdato|\bsyntym[äa]aika|\bдата\s+рождения|\bдата\s+народження|"
-    r"生年月日|出生日期|생년월일)"
+    r"\bsz[üu]letett|\bf[öo]dd|\bf[øo]dt|\bsyntynyt|\bnacimiento|"
+    r"生年月日|出生日期|생년월일|పుట్టిన\s+తేదీ|जन्म\s+तिथि|जन्मतिथि|জন্ম\s+তারিখ|تاريخ\s+الميلاد)"
     r"[\s:：,(（-]{0,4}"
     r"(?P<date>\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{1,2}[/-]\d{1,2}[/-]\d{4}|\d{4}-\d{2}-\d{2}|"
-    r"\d{4}\s?年\s?\d{1,2}\s?月\s?\d{1,2}\s?日|\d{4}\.\s?\d{1,2}\.\s?\d{1,2}|"
+    r"\d{4}\s?年\s?\d{1,2}\s?月\s?\d{1,2}\s?日|\d{4}\s?년\s?\d{1,2}\s?월\s?\d{1,2}\s?일|"
+    r"\d{4}\.\s?\d{1,2}\.\s?\d{1,2}|\d{4}\.\s?[^\W\d_]{3,12}\s+\d{1,2}\.?|"
     r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{4}|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+\d{4})"
 )
@@ -800,16 +823,41 @@ _HOME_ADDRESS = lazy_compile(
     r"\bhjemmeadresse|\bwoonadres|\bthuisadres|\bbostadsadress|\bkotiosoite|\bwohnadresse|\bprivatadresse|\bwohnanschrift|\bbydli[sš]t[eě]|\badresa\s+bydli[sš]t[eě]|"
     r"\bdirecci[óo]n\s+(?:particular|personal|de\s+casa)|\badresse\s+(?:personnelle|priv[ée]e|"
     r"du\s+domicile)|\bdomicilio|\bendere[çc]o\s+residencial|\bindirizzo\s+di\s+casa|"
-    r"\balamat\s+rumah|\bdomowy\s+adres|\badres\s+zamieszkania|\bev\s+adresi|"
+    r"\balamat\s+rumah|\bdomowy\s+adres|\badres\s+zamieszkania|\bev\s+adresi|\bhemadress|"
+    r"\blakc[íi]m|\bresidence|\bhome(?=\s*:)|자택\s*주소|"
     r"\bдомашн(?:ий|ій)\s+адрес[аи]?|自宅住所|自宅の住所|住所|家庭住址|住址|집\s*주소)"
     r"[^\n:：]{0,40}[:：]\s*(?P<address>[^\n]{6,120})"
 )
 
 
+# The person a date of birth belongs to, written just before it on its line: two to four
+# capitalised words ("Juan Carlos Méndez, fecha de nacimiento …") or, in a script without
+# capitals, one to three words ("박서연 생년월일 …").
+_NAME_BEFORE = lazy_compile(
+    r"(?:^|(?<=[\n:;(]))[ \t]*(?P<name>(?:[^\W\d_][^\s\d_,.:;()]*[ \t]){0,3}[^\W\d_][^\s\d_,.:;()]*),?[ \t]*$"
+)
+
+
+def _name_before(text: str, at: int) -> tuple[int, int] | None:
+    """The span of the name that stands right before `at` on its line, if one does."""
+    line_start = text.rfind("\n", 0, at) + 1
+    m = _NAME_BEFORE.search(text, line_start, at)
+    if not m:
+        return None
+    words = m.group("name").split()
+    cased = [w for w in words if w[0].lower() != w[0].upper()]
+    if cased and (len(cased) < 2 or not all(w[0].isupper() and not w.isupper() for w in cased)):
+        return None  # "Patient", "DOB", "The contractor's": a label or a sentence, not a name
+    return m.start("name"), m.end("name")
+
+
 def _personal_detail_spans(text: str) -> list[Span]:
-    out: list[Span] = [
-        (m.start("date"), m.end("date"), "date-of-birth") for m in _DOB.finditer(text)
-    ]
+    out: list[Span] = []
+    for m in _DOB.finditer(text):
+        out.append((m.start("date"), m.end("date"), "date-of-birth"))
+        name = _name_before(text, m.start())
+        if name:
+            out.append((*name, "date-of-birth"))
     for m in _HOME_ADDRESS.finditer(text):
         value = m.group("address").rstrip(" .;")
         if value[0].islower() or not re.search(r"\d", value):
@@ -1009,6 +1057,8 @@ def _sentence_spans(text: str) -> list[Span]:
                 ok = plausible_value(value, quoted=True, loose=False, strong=True) and (
                     _classes(value) >= 2 or len(value) >= 8
                 )
+                if m.group("sp"):  # no copula, only a space: a word after it is prose
+                    ok = ok and _classes(value) >= 3 and len(value) >= 8
             else:
                 ok = plausible_value(value, quoted=False, loose=True, strong=True) and (
                     _classes(value) >= 2 and not re.fullmatch(r"[A-Z][a-z]+", value)
@@ -1674,6 +1724,7 @@ LENIENT_KEPT_KINDS = frozenset(
         "email",
         "phone",
         "iban",
+        "bank-account",
         "date-of-birth",
         "home-address",
         "split-secret",
@@ -1759,6 +1810,88 @@ def _password_shaped_spans(text: str) -> list[Span]:
     return out
 
 
+# A cookie header: every cookie in it is state the server handed out, a session when its
+# value looks random (`metabase.SESSION=<uuid>`, `_shibsession_…=_5c01…`, `remember-me=…`).
+_COOKIE_HEADER = lazy_compile(r"(?im)^[ \t>\"']*(?P<set>set-)?cookie:[ \t]*(?P<pairs>[^\n]+)")
+_COOKIE_PAIR = lazy_compile(r"(?:^|;)\s*(?P<name>[^=;\s]+)=(?P<val>[^;\s\"']+)")
+
+
+def _cookie_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    if "ookie" not in text and "OOKIE" not in text:
+        return out
+    for header in _COOKIE_HEADER.finditer(text):
+        base = header.start("pairs")
+        for n, m in enumerate(_COOKIE_PAIR.finditer(header.group("pairs"))):
+            if header.group("set") and n > 0:
+                break  # Set-Cookie: one cookie, then its attributes (path, expires, …)
+            value = m.group("val")
+            if (
+                len(value) >= 16
+                and _classes(value) >= 2
+                and not _is_placeholder(value)
+                and not re.fullmatch(r"[\d.:-]+", value)
+            ):
+                out.append((base + m.start("val"), base + m.end("val"), "session-cookie"))
+    return out
+
+
+# A value that unlocks something, written after its name on a command line or in a URL
+# path: `/with/key/<key>`, `/token/<token>`, a `SecretStr("…")`, a PIN or a one-time code.
+_PATH_SECRET = lazy_compile(
+    r"(?i)/(?:key|keys|token|tokens|apikey|api-key|secret)/(?P<val>[A-Za-z0-9_-]{16,})(?=[/?#\s\"')]|$)"
+)
+_SECRET_CALL = lazy_compile(
+    r"\b(?:SecretStr|SecretBytes|SecureString|Secret|Password|Passphrase)\(\s*(?P<val>\"[^\"\n]{6,200}\"|'[^'\n]{6,200}')\s*\)"
+)
+_PIN_CODE = lazy_compile(
+    r"(?i)\b(?:(?-i:PIN)|pin\s+code|passcode|otp|one-time\s+(?:pass)?code|"
+    r"(?:reset|verification|security|login|access|door|alarm|unlock|sign-in)\s+code)"
+    r"(?:\s+(?:is|was|=)|\s*[:=])\s*(?P<val>\d{4,8})\b"
+)
+
+
+def _unlock_value_spans(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _PATH_SECRET.finditer(text):
+        value = m.group("val")
+        if _classes(value) >= 2 and not _is_placeholder(value) and not _looks_like_word(value):
+            out.append((m.start("val"), m.end("val"), "url-secret"))
+    for m in _SECRET_CALL.finditer(text):
+        value = m.group("val")[1:-1]
+        if _classes(value) >= 3 and len(value) >= 10 and not _is_placeholder(value):
+            out.append((m.start("val") + 1, m.end("val") - 1, "password"))
+    for m in _PIN_CODE.finditer(text):
+        if not _is_placeholder(m.group("val")) and len(set(m.group("val"))) > 2:
+            out.append((m.start("val"), m.end("val"), "password"))
+    return out
+
+
+# The id of a credential written beside its secret (`DEERE_CLIENT_ID=…` above
+# `DEERE_CLIENT_SECRET=…`, `key_id:` above `key_secret:`): half of the pair, useless alone and
+# telling with it. Only next to a secret found on a neighbouring line.
+_CREDENTIAL_ID = lazy_compile(
+    r"(?im)^[ \t-]*[\"']?(?P<key>[\w.-]*?(?:client|key|access|token|app|api|account)[_.-]?id|x_login)[\"']?"
+    r"[ \t]*[=:][ \t]*[\"']?(?P<val>[A-Za-z0-9._-]{8,80})[\"']?[ \t]*(?:#.*)?$"
+)
+_PAIRED_KINDS = frozenset({"secret-assignment", "password"})
+
+
+def _paired_id_spans(text: str, spans: list[Span]) -> list[Span]:
+    secrets_at = [s for s, _e, kind in spans if kind in _PAIRED_KINDS]
+    if not secrets_at:
+        return []
+    out: list[Span] = []
+    for m in _CREDENTIAL_ID.finditer(text):
+        value = m.group("val")
+        if _is_placeholder(value) or _looks_like_word(value) or _classes(value) < 2:
+            continue
+        line = text.count("\n", 0, m.start())
+        if any(abs(text.count("\n", 0, s) - line) <= 2 for s in secrets_at):
+            out.append((m.start("val"), m.end("val"), "secret-assignment"))
+    return out
+
+
 def _all_spans(text: str, depth: int) -> list[Span]:
     spans = _known_format_spans(text)
     spans += _detect_secrets_spans(text)
@@ -1776,6 +1909,9 @@ def _all_spans(text: str, depth: int) -> list[Span]:
     spans += _password_shaped_spans(text)
     spans += _spaced_and_listed_spans(text)
     spans += _k8s_secret_spans(text)
+    spans += _cookie_spans(text)
+    spans += _unlock_value_spans(text)
+    spans += _paired_id_spans(text, spans)
     sids = {m.span() for m in _TWILIO_SID.finditer(text)} if "AC" in text or "SK" in text else set()
     return [
         sp
