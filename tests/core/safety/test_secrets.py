@@ -526,3 +526,53 @@ def test_ids_beside_their_secrets_cookies_codes_and_more_scripts_are_redacted(
 def test_tags_public_ids_counters_and_prose_beside_the_words_are_kept(text: str) -> None:
     out = _text(redact(text))
     assert out == text or "Patient" in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets"),
+    [
+        ("Kartı: 4929 1405 2267 7818, son kullanma 07/29, güvenlik kodu 314.", ["314"]),
+        ("Cuenta de pagos LY83002048000020100120361.", ["LY83002048000020100120361"]),
+        (
+            "session = requests.Session(); session.auth = None; r = get(url, auth=('svc', 'Kq8!mZ2xLp'))",
+            ["Kq8!mZ2xLp"],
+        ),
+        ('WiFi.begin("Lab-IoT", "Zq7~mLx2Rt9");', ["Zq7~mLx2Rt9"]),
+        ("Mwalimu Amina Juma, alizaliwa 04/09/1995", ["Amina Juma", "04/09/1995"]),
+        ("Crew member Jose dela Rosa, date of birth 3 Mar 1981", ["Jose dela Rosa"]),
+        ("the duty manager's door PIN 60381274 until Friday", ["60381274"]),
+        ("OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=hcaik_" + "k3" * 30, ["hcaik_"]),
+        ("skey=Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd", ["Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd"]),
+        ("<keyMaterial>Zq8-mLx2?Rt7W</keyMaterial>", ["Zq8-mLx2?Rt7W"]),
+        ("Kata sandi server adalah Rt7-Wp4Kv9Nc.", ["Rt7-Wp4Kv9Nc"]),
+        (
+            "https://login.example.org/magic?t=Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd-x&u=7",
+            ["Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd-x"],
+        ),
+        (
+            "https://oncall.example.org/integrations/v1/formatted_webhook/Zq8mLx2Rt7Wp4Kv9/",
+            ["Zq8mLx2Rt7Wp4Kv9"],
+        ),
+    ],
+)
+def test_card_codes_newer_ibans_pairs_in_code_and_more_labels_are_redacted(
+    text: str, secrets: list[str]
+) -> None:
+    out = _text(redact(text))
+    assert all(s not in out for s in secrets), out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password_hash = "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHRzYWx0$Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd"',
+        "kind: SealedSecret\nspec:\n  encryptedData:\n    password: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq8Zq8mLx2Rt7Wp4Kv9Nc3Bh6Jd",
+        "Captcha site key (public): 0x4AAAAAAAZq8mLx2Rt7Wp4K",
+        "Backups are encrypted to the recipient age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p",
+        "Square application id sq0idp-Zq8mLx2Rt7Wp4Kv9Nc3Bh6",
+        "Registry example IBAN for Oman: OM810180000001299123456",
+        "https://status.example.org/page?t=1699999999",
+    ],
+)
+def test_hashes_sealed_values_public_ids_and_examples_are_kept(text: str) -> None:
+    assert _text(redact(text)) == text

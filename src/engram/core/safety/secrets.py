@@ -220,7 +220,7 @@ _SPLIT_KEY = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STRONG_PARTS = frozenset(
     """password passwd pwd pw passphrase passcode secret secrets token tokens apikey credential
     credentials creds authtoken accesstoken refreshtoken privatekey clientsecret passwort
-    kennwort contrasena senha motdepasse""".split()
+    kennwort contrasena senha motdepasse skey keymaterial bindpw""".split()
 )
 _KEY_QUALIFIERS = frozenset(
     """api access secret private signing encryption master client app license auth account
@@ -449,13 +449,13 @@ _PASSWORD_WORD = (
     r"mot\s+de\s+passe|mdp|senha|palavra-passe|wachtwoord|parola\s+d'ordine|lösenord|losenord|hasło|haslo|"
     r"heslo|salasana|adgangskode|passord|lykilor[dð]\w*|geslo|parole|parool\w*|jelsz(?:[oó]|ava|avak)|[sş]ifre|parola|κωδικός|ה?סיסמ[הא]|كلمة\s+المرور|पासवर्ड|m[aậ]t\s+kh[aẩ]u|kata\s+sandi|(?:recovery|backup|rescue|break-?glass)\s+codes?|пароль|api[\s_-]?key|access\s+key|secret\s+key|secret|token|pin\s+code|clé\s+api|cl[eé]\s+secr[eè]te|"
     r"chave\s+(?:de\s+api|secreta)|chave\s+d[ae]\s+api|chiave\s+(?:api|segreta)|clave\s+(?:de\s+)?api|(?:api-?)?schl(?:ü|ue)ssel|cl[eé]\s+d'api|pw|pwd|jeton(?:\s+d'acc[eè]s)?|(?-i:PIN)|"
-    r"pasfhocal|i?phasiwedi|loyniorð\w*|ਪਾਸਵਰਡ|পাসওয়ার্ড|கடவுச்சொல்|పాస్‌?వర్డ్|ಪಾಸ್‌?ವರ್ಡ್"
+    r"pasfhocal|پټنوم|(?-i:PAT)|i?phasiwedi|loyniorð\w*|ਪਾਸਵਰਡ|পাসওয়ার্ড|கடவுச்சொல்|పాస్‌?వర్డ్|ಪಾಸ್‌?ವರ್ಡ್"
 )
 _SENTENCE = lazy_compile(
     rf"(?i)\b(?:{_PASSWORD_WORD})\b(?:\s+[^\s.!?;:]+){{0,9}}?\s*"
     r"(?:\bis(?:\s+now|\s+still)?\b|\bwas\b|\bequals\b|\breads\b|\bes\b|\bera\b|\best\b|\bétait\b|\betait\b|\bé\b|"
     r"\bist(?:\s+jetzt|\s+immer\s+noch)?\b|\blautet\b|\blautete\b|\bwar\b|\bsera\b|\bvaut\b|\bè\b|\bfue\b|"
-    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bir\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|\bná\b|\bithi\b|"
+    r"\bset\s+to\b|\bchanged\s+to\b|\bto\b|\bje\b|\bon\b|\bär\b|\bar\b|\ber\b|\bjest\b|\bir\b|\bolarak\b|\bsigue\s+siendo\b|\bcontinua\s+sendo\b|\bvale\b|\bείναι\b|\bήταν\b|\bná\b|\bithi\b|\badalah\b|"
     r"(?<!\S)(?:היא|הוא)(?!\S)|\s[—–]|=|:)"
     r"\s*(?:(?:now|still|ahora|agora|maintenant|jetzt|nun)\s+)?"
     r"(?P<q>[\"'`«“„‘]?)\s*(?P<val>[^\s\"'`»”“‘’]{4,100})"
@@ -498,7 +498,7 @@ _QUERY_STRONG = frozenset(
     x-goog-credential access_token accesstoken auth auth_token authtoken apikey api_key api-key
     key client_secret password pass pwd passwd token secret session sessionid sid jwt code
     private_token privatetoken refresh_token id_token sharedaccesssignature sas appid app_key
-    appkey access_key accesskey""".split()
+    appkey access_key accesskey t""".split()
 )
 
 # ---------------------------------------------------------------- known formats
@@ -532,8 +532,11 @@ _KNOWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "gitlab-token",
-        lazy_compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+        lazy_compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-[A-Za-z0-9_-]{20,}"),
     ),
+    ("honeycomb-key", lazy_compile(r"\bhc[ax]ik_[a-z0-9]{50,}")),
+    ("asana-token", lazy_compile(r"(?<![\w/])[12]/\d{10,20}/\d{10,20}:[0-9a-f]{32}(?![0-9a-f])")),
+    ("calcom-key", lazy_compile(r"\bcal_live_[0-9a-f]{32}\b")),
     ("slack-token", lazy_compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
     (
         "webhook-url",
@@ -751,10 +754,21 @@ def iban_ok(candidate: str) -> bool:
     s = re.sub(r"[\s-]", "", candidate).upper()
     if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", s):
         return False
-    if _IBAN_LENGTHS.get(s[:2], 0) != len(s):
+    known = _IBAN_LENGTHS.get(s[:2], 0)
+    if known and known != len(s):
         return False
     rearranged = s[4:] + s[:4]
-    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+    if int("".join(str(int(c, 36)) for c in rearranged)) % 97 != 1:
+        return False
+    return bool(known) or _iban_of_a_newer_country(s)
+
+
+def _iban_of_a_newer_country(s: str) -> bool:
+    """A country the table above lacks (IBAN keeps growing: Libya, Oman, Sudan, …): ask
+    python-stdnum's registry, loaded only for a string that already passed mod 97."""
+    from stdnum import iban
+
+    return bool(iban.is_valid(s))
 
 
 _MACHINE_EMAIL = lazy_compile(
@@ -784,7 +798,7 @@ _ROLE_MAILBOX = lazy_compile(
 # What is written after a card number on its line, whatever the language: its expiry
 # (`01/29`, `09/2028`) and its security code (a group of three or four digits).
 _CARD_EXPIRY = lazy_compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s?/\s?(?:20)?\d\d(?![\d/])")
-_CARD_CODE = lazy_compile(r"(?<![\w.,/:-])\d{3,4}(?![\w.,/:-])")
+_CARD_CODE = lazy_compile(r"(?<![\w.,/:-])\d{3,4}(?![\w,/:-]|\.\d)")
 _CARD_DETAILS_WITHIN = 80
 
 
@@ -809,7 +823,8 @@ _DOB = lazy_compile(
     r"\bdata\s+de\s+nascimento|\bdata\s+di\s+nascita|\bnat[oa]\s+il|\bdata\s+urodzenia|"
     r"\bdo[gğ]um\s+tarihi|\btanggal\s+lahir|\bsz[üu]let[ée]si\s+d[áa]tum|\bf[öo]delsedatum|"
     r"\bf[øo]dselsdato|\bsyntym[äa]aika|\bдата\s+рождения|\bдата\s+народження|"
-    r"\bsz[üu]letett|\bf[öo]dd|\bf[øo]dt|\bsyntynyt|\bnacimiento|"
+    r"\bsz[üu]letett|\bf[öo]dd|\bf[øo]dt|\bsyntynyt|\bnacimiento|\balizaliwa|\bdyddiad\s+geni|"
+    r"\bs[üu]nniaeg|\bdzimšanas\s+datums|დაბადების\s+თარიღი|ծննդյան\s+ամսաթիվ|"
     r"生年月日|出生日期|생년월일|పుట్టిన\s+తేదీ|जन्म\s+तिथि|जन्मतिथि|জন্ম\s+তারিখ|تاريخ\s+الميلاد)"
     r"[\s:：,(（-]{0,4}"
     r"(?P<date>\d{1,2}\.\s?\d{1,2}\.\s?\d{4}|\d{1,2}[/-]\d{1,2}[/-]\d{4}|\d{4}-\d{2}-\d{2}|"
@@ -824,7 +839,8 @@ _HOME_ADDRESS = lazy_compile(
     r"\bdirecci[óo]n\s+(?:particular|personal|de\s+casa)|\badresse\s+(?:personnelle|priv[ée]e|"
     r"du\s+domicile)|\bdomicilio|\bendere[çc]o\s+residencial|\bindirizzo\s+di\s+casa|"
     r"\balamat\s+rumah|\bdomowy\s+adres|\badres\s+zamieszkania|\bev\s+adresi|\bhemadress|"
-    r"\blakc[íi]m|\bresidence|\bhome(?=\s*:)|자택\s*주소|"
+    r"\blakc[íi]m|\bresidence|\bhome(?=\s*:)|자택\s*주소|\badresse\s+du\s+client|\bbilling\s+address|"
+    r"\bkodune\s+aadress|\bcyfeiriad\s+cartref|\bmakazi|"
     r"\bдомашн(?:ий|ій)\s+адрес[аи]?|自宅住所|自宅の住所|住所|家庭住址|住址|집\s*주소)"
     r"[^\n:：]{0,40}[:：]\s*(?P<address>[^\n]{6,120})"
 )
@@ -834,21 +850,38 @@ _HOME_ADDRESS = lazy_compile(
 # capitalised words ("Juan Carlos Méndez, fecha de nacimiento …") or, in a script without
 # capitals, one to three words ("박서연 생년월일 …").
 _NAME_BEFORE = lazy_compile(
-    r"(?:^|(?<=[\n:;(]))[ \t]*(?P<name>(?:[^\W\d_][^\s\d_,.:;()]*[ \t]){0,3}[^\W\d_][^\s\d_,.:;()]*),?[ \t]*$"
+    r"(?:^|(?<=[\n:;(]))[ \t]*(?P<name>(?:[^\W\d_][^\s\d_,.:;()]*[ \t]){0,4}[^\W\d_][^\s\d_,.:;()]*),?[ \t]*$"
+)
+
+
+_NAME_PARTICLES = frozenset(
+    "de da del dela della der den di du la le van von ap bin binti al el".split()
 )
 
 
 def _name_before(text: str, at: int) -> tuple[int, int] | None:
-    """The span of the name that stands right before `at` on its line, if one does."""
+    """The span of the name that stands right before `at` on its line, if one does: the
+    capitalised words (and particles such as "dela", "van") that end there, at least two, or
+    in a script without capitals the words of the clause."""
     line_start = text.rfind("\n", 0, at) + 1
     m = _NAME_BEFORE.search(text, line_start, at)
     if not m:
         return None
-    words = m.group("name").split()
-    cased = [w for w in words if w[0].lower() != w[0].upper()]
-    if cased and (len(cased) < 2 or not all(w[0].isupper() and not w.isupper() for w in cased)):
-        return None  # "Patient", "DOB", "The contractor's": a label or a sentence, not a name
-    return m.start("name"), m.end("name")
+    words = list(re.finditer(r"\S+", m.group("name")))
+    if all(w.group(0)[0].lower() == w.group(0)[0].upper() for w in words):
+        return m.start("name"), m.end("name")  # no capitals in this script
+    kept: list[re.Match[str]] = []
+    for w in reversed(words):
+        word = w.group(0)
+        if word in _NAME_PARTICLES or (word[0].isupper() and not word.isupper()):
+            kept.insert(0, w)
+        else:
+            break  # "patient", "DOB": the name, if any, starts after it
+    while kept and kept[0].group(0) in _NAME_PARTICLES:
+        kept.pop(0)
+    if sum(w.group(0) not in _NAME_PARTICLES for w in kept) < 2:
+        return None  # "Patient", "The contractor's": a label or a sentence, not a name
+    return m.start("name") + kept[0].start(), m.start("name") + kept[-1].end()
 
 
 def _personal_detail_spans(text: str) -> list[Span]:
@@ -1168,11 +1201,13 @@ def _url_spans(text: str) -> list[Span]:
         key = m.group("key").lower()
         value = m.group("val").rstrip(_TRAIL)
         if key in _QUERY_STRONG or key_strength(key) == 2:
-            weak = key in ("key", "code", "sid", "session", "auth", "appid")
+            weak = key in ("key", "code", "sid", "session", "auth", "appid", "t")
             if _is_placeholder(value) or len(value) < (10 if weak else 6):
                 continue
             if weak and _classes(value) < 2:
                 continue
+            if key == "t" and (len(value) < 24 or _classes(value) < 3):
+                continue  # `?t=1699999999`: a timestamp; a magic-link token is long and mixed
             s = m.start("val")
             out.append((s, s + len(value), "url-secret"))
     return out
@@ -1839,7 +1874,7 @@ def _cookie_spans(text: str) -> list[Span]:
 # A value that unlocks something, written after its name on a command line or in a URL
 # path: `/with/key/<key>`, `/token/<token>`, a `SecretStr("…")`, a PIN or a one-time code.
 _PATH_SECRET = lazy_compile(
-    r"(?i)/(?:key|keys|token|tokens|apikey|api-key|secret)/(?P<val>[A-Za-z0-9_-]{16,})(?=[/?#\s\"')]|$)"
+    r"(?i)/(?:key|keys|token|tokens|apikey|api-key|secret|[\w-]*webhooks?)/(?P<val>[A-Za-z0-9_-]{16,})(?=[/?#\s\"')]|$)"
 )
 _SECRET_CALL = lazy_compile(
     r"\b(?:SecretStr|SecretBytes|SecureString|Secret|Password|Passphrase)\(\s*(?P<val>\"[^\"\n]{6,200}\"|'[^'\n]{6,200}')\s*\)"
@@ -1847,7 +1882,13 @@ _SECRET_CALL = lazy_compile(
 _PIN_CODE = lazy_compile(
     r"(?i)\b(?:(?-i:PIN)|pin\s+code|passcode|otp|one-time\s+(?:pass)?code|"
     r"(?:reset|verification|security|login|access|door|alarm|unlock|sign-in)\s+code)"
-    r"(?:\s+(?:is|was|=)|\s*[:=])\s*(?P<val>\d{4,8})\b"
+    r"(?:\s+(?:is|was|=)|\s*[:=]|(?<=PIN)\s)\s*(?P<val>\d{4,8})\b"
+)
+# The second member of a (user, password) pair in code: `auth=("id", "secret")`,
+# `WiFi.begin("ssid", "password")`.
+_PAIR_CALL = lazy_compile(
+    r"(?:\bauth\s*=\s*\(|\bWiFi\.begin\(|\bHTTPBasicAuth\(|\bBasicAuth\()\s*(?P<q>[\"'])[^\"'\n]{1,80}(?P=q)\s*,\s*"
+    r"(?P<val>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')"
 )
 
 
@@ -1860,6 +1901,10 @@ def _unlock_value_spans(text: str) -> list[Span]:
     for m in _SECRET_CALL.finditer(text):
         value = m.group("val")[1:-1]
         if _classes(value) >= 3 and len(value) >= 10 and not _is_placeholder(value):
+            out.append((m.start("val") + 1, m.end("val") - 1, "password"))
+    for m in _PAIR_CALL.finditer(text):
+        value = m.group("val")[1:-1]
+        if _classes(value) >= 2 and not _is_placeholder(value):
             out.append((m.start("val") + 1, m.end("val") - 1, "password"))
     for m in _PIN_CODE.finditer(text):
         if not _is_placeholder(m.group("val")) and len(set(m.group("val"))) > 2:
@@ -1920,6 +1965,10 @@ def _all_spans(text: str, depth: int) -> list[Span]:
         and (sp[0], sp[1]) not in sids
         and not _published(text[sp[0] : sp[1]])
         and not _sops_encrypted(text, sp[0])
+        and not _sealed(text, sp[0])
+        and not _in_password_hash(text, sp[0])
+        and not _labelled_public(text, sp)
+        and not _labelled_example(text, sp)
     ]
 
 
@@ -1937,12 +1986,64 @@ DOCUMENTED_VALUES = frozenset(
         "078051120",  # the Woolworth wallet-card SSN
     }
 )
-PUBLIC_KEY_PREFIXES = ("pk_live_", "pk_test_", "phc_")
+PUBLIC_KEY_PREFIXES = ("pk_live_", "pk_test_", "phc_", "sq0idp-", "age1")
 
 
 def _published(value: str) -> bool:
     bare = value.strip("\"'`").replace(" ", "").replace("-", "")
     return bare in DOCUMENTED_VALUES or bare.startswith(PUBLIC_KEY_PREFIXES)
+
+
+def _sealed(text: str, at: int) -> bool:
+    """Whether `at` is in the `encryptedData` of a Bitnami SealedSecret: encrypted for the
+    cluster's key, safe in a repository by design."""
+    if "SealedSecret" not in text:
+        return False
+    kind = text.rfind("kind: SealedSecret", 0, at)
+    return kind >= 0 and text.find("encryptedData:", kind, at) >= 0
+
+
+# A password hash in PHC or crypt(3) form (`$argon2id$v=19$m=…$salt$hash`, `$2b$12$…`):
+# a one-way digest, not the password.
+_PASSWORD_HASH = lazy_compile(
+    r"\$(?:argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?|2[abxy]|[156]|y|gy|7)\$[\w$./=,+-]{16,}"
+)
+
+
+def _in_password_hash(text: str, at: int) -> bool:
+    if "$" not in text:
+        return False
+    line_start = text.rfind("\n", 0, at) + 1
+    return any(
+        m.start() <= at < m.end() for m in _PASSWORD_HASH.finditer(text, line_start, at + 200)
+    )
+
+
+# A random-looking run its writer calls public (a site key, a recipient, a JWK's public
+# members): only for the kind no format names; a credential in a known format stays.
+_PUBLIC_LABEL = lazy_compile(
+    r"(?i)\bpublic\b|\bsite[\s_-]?key\b|\bpublishable\b|\brecipient\b|\"(?:x|y|n|e)\"\s*:\s*\"$"
+)
+
+
+def _labelled_public(text: str, span: Span) -> bool:
+    if span[2] != "high-entropy-string":
+        return False
+    line_start = text.rfind("\n", 0, span[0]) + 1
+    return bool(_PUBLIC_LABEL.search(text, max(line_start, span[0] - 60), span[0]))
+
+
+# A personal number its writer calls an example ("Published example henkilötunnus …",
+# "Registry example IBAN for Gibraltar: …"): documentation, not a person's.
+_EXAMPLE_LABEL = lazy_compile(r"(?i)\b(?:example|sample|specimen|fictitious|published)\b")
+_EXAMPLE_KINDS = frozenset({"iban", "national-id", "card-number", "phone", "bank-account"})
+
+
+def _labelled_example(text: str, span: Span) -> bool:
+    if span[2] not in _EXAMPLE_KINDS:
+        return False
+    line_start = text.rfind("\n", 0, span[0]) + 1
+    return bool(_EXAMPLE_LABEL.search(text, max(line_start, span[0] - 50), span[0]))
 
 
 def _sops_encrypted(text: str, at: int) -> bool:
