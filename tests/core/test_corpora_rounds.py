@@ -33,22 +33,25 @@ FLOORS = {
     # from the person only where that person is named nearby; a team's own "disable root SSH
     # login" loads as written (round 12 unseen: 9/347 ordinary memories flagged → 1/347).
     # Ordinary, leaked and altered: the figures after round 12 was tuned on (c148991).
-    # Leaked: the figures after round 14 was tuned on.
-    # round 7: 3/340, 22/170, 4/28; strict 120/185 with 4/184; lenient 89/185 with 1/184
-    "round7": Floors(3, 22, 4, (0.64, 0.025), (0.48, 0.012)),
+    # Leaked and altered: the figures after round 15 was tuned on.
+    # round 7: 3/340, 21/170, 3/28; strict 120/185 with 4/184; lenient 89/185 with 1/184
+    "round7": Floors(3, 21, 3, (0.64, 0.025), (0.48, 0.012)),
     # round 8: 2/336, 22/214, 2/40; strict 167/214 with 9/174; lenient 106/214 with 6/174
     "round8": Floors(2, 22, 2, (0.77, 0.055), (0.49, 0.041)),
-    # round 9: 0/335, 20/355, 1/59; strict 138/232 with 13/188; lenient 109/232 with 4/188
-    "round9": Floors(0, 20, 1, (0.59, 0.075), (0.46, 0.048)),
+    # round 9: 0/335, 19/355, 1/59; strict 138/232 with 13/188; lenient 109/232 with 4/188
+    "round9": Floors(0, 19, 1, (0.59, 0.075), (0.46, 0.048)),
     # round 11: 1/332, 24/379, 0/60; strict 91/205 with 11/183; lenient 67/205 with 3/183
     "round11": Floors(1, 24, 0, (0.44, 0.061), (0.32, 0.022)),
     # round 12: 1/347, 9/356, 0/59; strict 72/207 with 15/193; lenient 50/207 with 1/193
     "round12": Floors(1, 9, 0, (0.34, 0.078), (0.24, 0.006)),
-    # round 13: 1/332, 68/468, 6/70; strict 59/203 with 17/190; lenient 30/203 with 3/190
-    "round13": Floors(1, 68, 6, (0.29, 0.09), (0.14, 0.016)),
+    # round 13: 1/332, 67/468, 6/70; strict 59/203 with 17/190; lenient 30/203 with 3/190
+    "round13": Floors(1, 67, 6, (0.29, 0.09), (0.14, 0.016)),
     # round 14 (unseen at 53c5f5d and again at a36ef26: 2/321, 64/398, 2/52), after tuning:
-    # 2/321, 16/398, 2/52; strict 62/183 with 9/186; lenient 29/183 with 0/186
-    "round14": Floors(2, 16, 2, (0.33, 0.049), (0.15, 0.0)),
+    # 2/321, 16/398, 1/52; strict 62/183 with 9/186; lenient 29/183 with 0/186
+    "round14": Floors(2, 16, 1, (0.33, 0.049), (0.15, 0.0)),
+    # round 15 (unseen at 8ee2e31: 0/332, 48/373, 9/60), after tuning:
+    # 0/332, 21/373, 1/60; strict 59/175 with 10/174; lenient 34/175 with 0/174
+    "round15": Floors(0, 21, 1, (0.33, 0.058), (0.19, 0.0)),
 }
 
 
