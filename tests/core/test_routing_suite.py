@@ -86,7 +86,7 @@ def test_the_cases_cover_what_the_router_must_get_right(memories: dict) -> None:
 
 SUITES = ("routing_cases.json", "routing_cases_2.json", "routing_cases_3.json")
 # New domains, never used to choose anything (each written without reading the router).
-UNSEEN = ("routing_cases_4.json", "routing_cases_5.json")
+UNSEEN = ("routing_cases_4.json", "routing_cases_5.json", "routing_cases_6.json")
 # Floors per suite with the router's thresholds, at the level measured when they were set
 # (recall@8 over bodies and cards, share of cases with a forbidden body, empty-case
 # precision, mean tokens per load). Raise them as the router improves; a floor is lowered
@@ -98,6 +98,8 @@ FLOORS = {
     "routing_cases_3.json": {"recall": 0.85, "forbidden": 0.07, "empty": 0.85, "tokens": 320},
     "routing_cases_4.json": {"recall": 0.85, "forbidden": 0.06, "empty": 0.70, "tokens": 300},
     "routing_cases_5.json": {"recall": 0.83, "forbidden": 0.08, "empty": 0.75, "tokens": 300},
+    # measured once unseen at a36ef26 (recall 0.835, forbidden 0.051, empty 0.72, 284 tokens)
+    "routing_cases_6.json": {"recall": 0.83, "forbidden": 0.06, "empty": 0.72, "tokens": 300},
 }
 # Leave one suite out: thresholds chosen on the other two, figures of the one left out.
 LOO_FLOORS = {
@@ -161,6 +163,8 @@ PLANNED_FLOORS = {
     "routing_cases_3.json": {"recall": 0.97, "forbidden": 0.02, "empty": 0.99},
     "routing_cases_4.json": {"recall": 0.98, "forbidden": 0.02, "empty": 0.90},
     "routing_cases_5.json": {"recall": 0.93, "forbidden": 0.06, "empty": 0.90},
+    # measured once unseen at a36ef26: recall 0.973, forbidden 0.030, empty 0.76, 301 tokens
+    "routing_cases_6.json": {"recall": 0.97, "forbidden": 0.031, "empty": 0.75},
 }
 
 
