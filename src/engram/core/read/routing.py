@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import math
 import sqlite3
 from collections.abc import Iterable
@@ -314,22 +315,27 @@ def rank(
         if df / total > COMMON_DF and total >= COMMON_MIN_DOCS:
             common.append((term, base, weight))
             continue
-        for rowid, score in index.term_scores(term, FTS_WEIGHTS, MAX_PER_TERM):
-            bucket = per_doc.setdefault(rowid, {})
-            bucket[base] = max(bucket.get(base, 0.0), score * weight)
-            if not weak:
-                admitted.add(rowid)
+        scored = index.term_scores(term, FTS_WEIGHTS, MAX_PER_TERM)
+        for rowid, score in scored:
+            bucket = per_doc.get(rowid)
+            if bucket is None:
+                per_doc[rowid] = {base: score * weight}
+            elif score * weight > bucket.get(base, 0.0):
+                bucket[base] = score * weight
+        if not weak:
+            admitted.update(rowid for rowid, _score in scored)
     for term, base, weight in common:
         # A common word: presence counts with its idf (bm25 over thousands of rows costs more
         # than it tells), and it admits memories only when the rarer words found few.
         df = term_df[term]
         idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0) * weight
-        rowids = set(index.term_rowids(term))
+        rowids = index.term_rowid_set(term)
         if len(admitted) < MIN_ADMITTED and weight >= 1.0:
             admitted |= rowids
         for rowid in rowids & (admitted | per_doc.keys()):
             bucket = per_doc.setdefault(rowid, {})
-            bucket[base] = max(bucket.get(base, 0.0), idf)
+            if idf > bucket.get(base, 0.0):
+                bucket[base] = idf
     if not admitted and (weak_admits or strong_terms == 0):
         # Only common words: admit memories that name them in title, tags or triggers.
         for term in terms:
@@ -344,12 +350,15 @@ def rank(
     if not admitted:
         return []
     if len(admitted) > max_scored:
+        n_terms = max(len(terms), 1)
+        empty: dict[str, float] = {}
         prelim = {
-            r: sum(per_doc.get(r, {}).values())
-            * (0.6 + 0.8 * len(per_doc.get(r, {})) / max(len(terms), 1))
+            r: sum(b.values()) * (0.6 + 0.8 * len(b) / n_terms)
             for r in admitted
+            for b in (per_doc.get(r, empty),)
         }
-        admitted = set(sorted(admitted, key=lambda r: -prelim[r])[:max_scored]) | triggered | pathed
+        best = heapq.nlargest(max_scored, admitted, key=prelim.__getitem__)
+        admitted = set(best) | triggered | pathed
     rows = index.rows_by_rowid(sorted(admitted))
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
     usage = usage or {}

@@ -650,6 +650,10 @@ class Index:
 
         return self.memo(("scores", term, weights, limit), scores)
 
+    def term_rowid_set(self, term: str) -> frozenset[int]:
+        """`term_rowids` as a set, kept with the other memoised reads."""
+        return self.memo(("rowid-set", term), lambda: frozenset(self.term_rowids(term)))
+
     def term_rowids(self, term: str) -> list[int]:
         """Every memory containing a common term, unscored (scoring thousands costs more than it tells)."""
 
