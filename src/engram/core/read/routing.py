@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import heapq
 import math
 import sqlite3
 from collections.abc import Iterable
@@ -357,7 +356,7 @@ def rank(
             for r in admitted
             for b in (per_doc.get(r, empty),)
         }
-        best = heapq.nlargest(max_scored, admitted, key=prelim.__getitem__)
+        best = sorted(admitted, key=prelim.__getitem__, reverse=True)[:max_scored]
         admitted = set(best) | triggered | pathed
     rows = index.rows_by_rowid(sorted(admitted))
     shadowed = index.workspace_ids([r["id"] for r in rows.values() if r["scope"] == "global"])
