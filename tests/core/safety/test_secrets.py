@@ -576,3 +576,20 @@ def test_card_codes_newer_ibans_pairs_in_code_and_more_labels_are_redacted(
 )
 def test_hashes_sealed_values_public_ids_and_examples_are_kept(text: str) -> None:
     assert _text(redact(text)) == text
+
+
+def test_an_openssh_private_key_is_redacted_whole_on_both_sides() -> None:
+    """The key format since OpenSSH 7.8 holds runs of zero bytes (`AAAAAAAA…` in base64):
+    they do not make it a placeholder."""
+    import base64
+    import textwrap
+
+    blob = b"openssh-key-v1\x00\x00\x00\x00\x04none\x00\x00\x00\x04none" + b"\x00" * 24
+    blob += bytes(range(7, 250, 3)) * 2
+    body = "\n".join(textwrap.wrap(base64.b64encode(blob).decode(), 70))
+    key = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----"
+    text = f"Deploy key:\n\n```\n{key}\n```\n"
+    assert "AAAAAAAA" in body
+    for strict in (True, False):
+        red = redact(text, strict=strict)
+        assert "OPENSSH PRIVATE KEY" not in _text(red) and "private-key" in red.kinds

@@ -87,8 +87,15 @@ def _is_placeholder(value: str) -> bool:
         or bool(_PLACEHOLDER.match(v))
         or len(set(v.lower())) <= 2
         or v.startswith("[REDACTED")
-        or sum(len(m.group(0)) for m in re.finditer(r"([A-Za-z0-9*])\1{7,}", v)) * 2 >= len(v)
+        or _mostly_repeated(v)
     )
+
+
+def _mostly_repeated(value: str) -> bool:
+    """Whether runs of one character (`XXXXXXXX`, `********`) make up half of `value`: a
+    placeholder. A real key may hold such a run (an OpenSSH key's zero bytes are `AAAA…`)."""
+    runs = sum(len(m.group(0)) for m in re.finditer(r"([A-Za-z0-9*])\1{7,}", value))
+    return runs * 2 >= len(value) > 0
 
 
 def _is_jose_header(value: str) -> bool:
@@ -1472,7 +1479,7 @@ def _known_format_spans(text: str) -> list[Span]:
                 if g in rx.groupindex and m.group(g):
                     s, e = m.span(g)
             value = text[s:e]
-            if re.search(r"(?i)example|([A-Za-z0-9*])\1{7,}", value):
+            if re.search(r"(?i)example", value) or _mostly_repeated(value):
                 continue  # documented sample keys and XXXX placeholders
             out.append((s, e, kind))
     return out
