@@ -33,6 +33,7 @@ from engram.core.store.files import (
 )
 from engram.core.store.layout import Root, Roots
 from engram.core.store.memoryfiles import read_memory_file
+from engram.core.store.userkey import user_signing_key
 from engram.core.words import index_terms, match_phrase
 
 if TYPE_CHECKING:
@@ -758,6 +759,30 @@ def _remove_index_files(roots: Roots, path: Path) -> None:
         remove_file(roots.primary, f"{path}{suffix}")  # a link is removed, never its target
 
 
+def _owner_token(path: Path) -> str | None:
+    """What marks an index as built by this user at this place: a keyed hash of its real
+    path with the user's own key. None when the user has no key (a read-only home)."""
+    key = user_signing_key()
+    if key is None:
+        return None
+    where = os.path.realpath(path).encode("utf-8", "surrogateescape")
+    return sha256(key + b"\0index-owner\0" + where).hexdigest()
+
+
+def _owned(conn: sqlite3.Connection, token: str) -> bool:
+    """Whether this index is the user's own, claiming a new (empty) one. The index holds
+    what the read path trusts without reading the files again (bodies, screen verdicts): an
+    index a repository or an archive ships, or another user built, is never that."""
+    row = conn.execute("SELECT value FROM meta WHERE key='owner'").fetchone()
+    if row is not None:
+        return bool(row[0] == token)
+    if conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None:
+        return False  # rows nobody claimed: not built here by this user
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('owner', ?)", (token,))
+    return True
+
+
 def open_index(roots: Roots, *, refresh: bool = True) -> Index:
     """The (cached per process) index for these roots, refreshed unless told otherwise."""
     path = index_path(roots)
@@ -768,12 +793,42 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
         conn: sqlite3.Connection | None = None
         try:
             conn = _connect(_contained(roots, path))
+            token = _owner_token(path)
+            if token is None:
+                conn.close()
+                conn = None
+                diagnostics.append(
+                    (
+                        "info",
+                        "index.in_memory",
+                        "no per-user key in your Engram folder to mark the search index as "
+                        "yours; using a temporary in-memory index",
+                    )
+                )
+            elif not _owned(conn, token):
+                conn.close()
+                _remove_index_files(roots, path)
+                conn = _connect(path)
+                _owned(conn, token)
+                diagnostics.append(
+                    (
+                        "info",
+                        "index.foreign",
+                        f"the search index at {path} was not built by you here (copied, "
+                        "unpacked or shipped with the repository); it was rebuilt from the "
+                        "Markdown files",
+                    )
+                )
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
             _remove_index_files(roots, path)
             try:
                 conn = _connect(path)
+                token = _owner_token(path)
+                if token is None or not _owned(conn, token):
+                    conn.close()
+                    raise sqlite3.DatabaseError("no per-user key to mark the index")
                 diagnostics.append(
                     (
                         "warning",
@@ -790,13 +845,14 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
             conn = None
         if conn is None:
             conn = _connect(None)
-            diagnostics.append(
-                (
-                    "info",
-                    "index.in_memory",
-                    f"cannot write the index under {path.parent}; using a temporary in-memory index",
+            if not any(code == "index.in_memory" for _level, code, _msg in diagnostics):
+                diagnostics.append(
+                    (
+                        "info",
+                        "index.in_memory",
+                        f"cannot write the index under {path.parent}; using a temporary in-memory index",
+                    )
                 )
-            )
             path_used = None
         else:
             path_used = path

@@ -5,7 +5,6 @@ files, never this key, which lives in the user's own Engram folder."""
 from __future__ import annotations
 
 import os
-import secrets
 
 from engram.core.store.layout import user_config_dir
 
@@ -33,10 +32,10 @@ def user_signing_key() -> bytes | None:
                 return None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            aside = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
             fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(secrets.token_hex(32) + "\n")
+                fh.write(os.urandom(32).hex() + "\n")  # the kernel's CSPRNG, as `secrets` uses
                 fh.flush()
                 os.fsync(fh.fileno())
             try:
