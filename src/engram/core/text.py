@@ -48,6 +48,21 @@ def text_problem(text: str) -> str | None:
     return f"contains {describe_char(m.group())} at position {m.start()}"
 
 
+def name_problem(name: str) -> str | None:
+    """What makes `name` unusable as a memory file's name, which Engram shows in every
+    notice about the file: any character that is not printable, line breaks and tabs
+    included (a name with a line break can forge a line of output)."""
+    if name.isprintable():
+        return None
+    at, ch = next((i, c) for i, c in enumerate(name) if not c.isprintable())
+    names = {0x09: "a tab", 0x0A: "a line feed", 0x0D: "a carriage return"}
+    if ord(ch) in names or 0xD800 <= ord(ch) <= 0xDFFF or ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F:
+        what = names.get(ord(ch)) or describe_char(ch)
+    else:
+        what = f"the invisible or format character U+{ord(ch):04X}"
+    return f"contains {what} at position {at}"
+
+
 def printable(text: str) -> str:
     """`text` with every character `check_text` refuses replaced by U+FFFD (for routing a prompt)."""
     return text if text.isprintable() else re.sub(_BAD_ARG_CHAR, "\ufffd", text)

@@ -35,7 +35,13 @@ from engram.core.read.routing import (
     select_with_prerequisites,
 )
 from engram.core.results import Diagnostic, Result
-from engram.core.safety.screen import Findings, decode_findings, shown_fields, title_findings
+from engram.core.safety.screen import (
+    Findings,
+    decode_findings,
+    shown_fields,
+    shown_file_name,
+    title_findings,
+)
 from engram.core.store.config import Config, load_config
 from engram.core.store.files import load_ignore_rules
 from engram.core.store.index import (
@@ -320,14 +326,16 @@ def accept_hint(rel: str) -> str:
 def _withheld_line(w: dict[str, str]) -> str:
     """The one line that tells the agent and the person a memory was not shown, and why.
 
-    When the id itself is the instruction, neither it nor the file named after it is
-    repeated: the folder and the file's hash let a person find it (`engram verify`)."""
-    if w["field"] == "id":
+    When the id or the file's name is itself the instruction, neither is repeated: the
+    folder and the file's hash let a person find it (`engram verify`)."""
+    named = shown_file_name(w["file"]) != w["file"]
+    if w["field"] == "id" or named:
         folder = w["file"].rsplit("/", 1)[0] if "/" in w["file"] else ""
+        what = "its id" if w["field"] == "id" else f"its {w['field']} and its file name"
         return (
-            f"Withheld a memory in {w['scope']}: {folder}/ (file hash {w['hash'].split(':')[-1][:12]}): its id "
-            f"reads like an instruction aimed at the agent ({w['reason']}), so neither it nor "
-            f"the file name is shown; {INSPECT_HINT}."
+            f"Withheld a memory in {w['scope']}: {folder}/ (file hash {w['hash'].split(':')[-1][:12]}): {what} "
+            f"read{'s' if w['field'] == 'id' else ''} like an instruction aimed at the agent "
+            f"({w['reason']}), so neither its id nor the file name is shown; {INSPECT_HINT}."
         )
     return (
         f"Withheld `{w['id']}` ({w['scope']}: {w['file']}): its {w['field']} reads like an "
@@ -359,10 +367,11 @@ def _screen(ctx: ReadContext, row: sqlite3.Row, withheld: list[dict[str, str]]) 
         }
         withheld.append(entry)
         root = ctx.roots.by_scope(row["scope"])
+        shown = shown_file_name(row["rel"], row["hash"] or "")
         ctx.result.warn(
             "memory.unsafe",
             _withheld_line(entry),
-            str(root.path / row["rel"]) if root else row["rel"],
+            str(root.path / shown) if root else shown,
         )
         return None
     if found.secrets:

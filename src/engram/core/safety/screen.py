@@ -187,6 +187,19 @@ def _text_injection(text: str, strict: bool) -> str:
     return f"{hit.kind}, in a code span" if hit is not None else ""
 
 
+def shown_file_name(rel: str, content_hash: str = "") -> str:
+    """`rel` as a notice may show it: every notice about a file names it, so a file whose
+    name itself reads like an instruction to the agent is named by its folder and hash."""
+    folder, _, name = rel.rpartition("/")
+    from engram.core.safety.scan import find_injection
+
+    words = name.removesuffix(".md").replace("-", " ").replace("_", " ")
+    if find_injection(words, strict=False) is None:
+        return rel
+    digest = content_hash.split(":")[-1][:12]
+    return f"{folder}/<a file whose name reads like an instruction{f', hash {digest}' if digest else ''}>"
+
+
 def find_unsafe_field(mem: Memory, *, strict: bool = False) -> str:
     """'<field>: <reason>' for the first field that reads like an instruction to the agent."""
     for name, text in shown_fields(mem):

@@ -506,8 +506,6 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
 
     Links are left out (a linked folder or file is never loaded); `link_findings` names them.
     """
-    from engram.core.text import text_problem
-
     out: list[FileStat] = []
     for sub in dirs:
         folder = os.path.join(root.path, sub)
@@ -523,7 +521,7 @@ def scan_files(root: Root, dirs: tuple[str, ...] = MEMORY_DIRS) -> list[FileStat
                     continue
                 # A name that is not text (undecodable bytes, controls) is never indexed;
                 # verify names it.
-                if not e.name.isprintable() and text_problem(e.name):
+                if not e.name.isprintable():
                     continue
                 try:
                     st = e.stat(follow_symlinks=False)

@@ -176,10 +176,7 @@ def _memory_entries(root: Root, dirs: tuple[str, ...]) -> Iterator[tuple[str, st
                     if not name.endswith(".md") or name.startswith("."):
                         continue
                     if not name.isprintable():
-                        from engram.core.text import text_problem
-
-                        if text_problem(name):
-                            continue
+                        continue  # a name that is not printable text is never indexed
                     try:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
@@ -271,12 +268,10 @@ class Index:
         """Re-check only the files the kernel reported (and the manifest)."""
         todo: list[tuple[Root, FileStat]] = []
         gone: list[tuple[str, str]] = []
-        from engram.core.text import text_problem
-
         for key, name in names:
             if not name.endswith(".md") or name.startswith("."):
                 continue
-            if not name.isprintable() and text_problem(name):  # as scan_files: never indexed
+            if not name.isprintable():  # as scan_files: never indexed
                 continue
             scope, sub = key.split("/", 1)
             root = self.roots.by_scope(scope)

@@ -19,6 +19,7 @@ from engram.core.safety.screen import (
     many_memory_findings,
     map_screening,
     memory_findings,
+    shown_file_name,
 )
 from engram.core.store.bounded import BadFileError
 from engram.core.store.files import (
@@ -174,6 +175,8 @@ FLAG_HINT = {
 
 
 def _accept_hint(rel: str) -> str:
+    if shown_file_name(rel) != rel:
+        return "rename the file: its name reads like an instruction aimed at the agent"
     return (
         f"once you have read it, keep it as written (for you) with `engram verify --accept {rel}`"
     )
@@ -428,6 +431,11 @@ def verify_roots(
             "Flagged files are kept as written only when you name them, one by one, after "
             "reading them: `engram verify --accept FILE` (the hashes of all files were recorded)."
         )
+    for r in reports:  # a file whose name reads like an instruction is not named
+        for kind in ("modified", "missing", "unmanaged"):
+            r[kind] = [shown_file_name(rel) for rel in r[kind]]
+        for entry in (*r["invalid"], *r["flagged"], *r["reviewed"]):
+            entry["path"] = shown_file_name(entry["path"])
     for r in reports:
         head = f"{r['scope']} root {r['path']}:"
         issues = []

@@ -31,7 +31,7 @@ from engram.core.store.files import (
 )
 from engram.core.store.layout import TYPE_DIRS, WORKING_DIR, Root
 from engram.core.store.roots import read_json_object, read_user_config
-from engram.core.text import BAD_FILE_CHAR, describe_char, text_problem
+from engram.core.text import BAD_FILE_CHAR, describe_char, name_problem
 
 
 class FileLimits(NamedTuple):
@@ -121,11 +121,18 @@ def bad_names(root: Root, dirs: tuple[str, ...]) -> list[tuple[str, str]]:
         except OSError:
             continue
         for name in names:
-            problem = text_problem(name) if name.endswith(".md") else None
+            problem = name_problem(name) if name.endswith(".md") else None
             if problem:
-                shown = BAD_FILE_CHAR.sub(
-                    lambda m: f"\\x{ord(m.group()):02x}",
-                    name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                decoded = name.encode("utf-8", "surrogateescape").decode(
+                    "utf-8", "backslashreplace"
+                )
+                shown = "".join(
+                    c
+                    if c.isprintable()
+                    else f"\\x{ord(c):02x}"
+                    if ord(c) < 256
+                    else f"\\u{ord(c):04x}"
+                    for c in decoded
                 )
                 out.append((f"{sub}/{shown}", f"file name {problem}"))
     return out
