@@ -57,6 +57,13 @@ def user_mac(key: str, entry: dict[str, Any]) -> str | None:
     return hmac.new(secret, key.encode() + b"\0" + canonical(body), hashlib.sha256).hexdigest()
 
 
+def signed_by_you(key: str, entry: dict[str, Any]) -> bool:
+    """Whether this user's key signed the pending entry under token hash `key`."""
+    expected = user_mac(key, entry)
+    given = entry.get("user_mac")
+    return expected is not None and isinstance(given, str) and hmac.compare_digest(given, expected)
+
+
 def read_pending(root: Root) -> dict[str, Any]:
     try:
         data = read_json(root, root.pending_path)

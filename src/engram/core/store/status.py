@@ -12,6 +12,7 @@ from engram.core.store.files import read_json
 from engram.core.store.index import open_index
 from engram.core.store.integrity import last_verify
 from engram.core.store.layout import Roots
+from engram.core.store.pending import signed_by_you
 
 
 def _pending_count(roots: Roots) -> int:
@@ -30,14 +31,15 @@ def _pending_count(roots: Roots) -> int:
     )
     now = time.time()
     count = 0
-    for item in items:
+    keyed = entries.items() if isinstance(entries, dict) else [("", i) for i in items]
+    for key, item in keyed:
         if not isinstance(item, dict):
             continue
         exp = item.get("expires_at")
         if isinstance(exp, int | float) and exp < now:
             continue
-        if item.get("status", "pending") == "pending":
-            count += 1
+        if item.get("status", "pending") == "pending" and signed_by_you(str(key), item):
+            count += 1  # an entry this user did not sign is no proposal of theirs
     return count
 
 

@@ -37,6 +37,7 @@ from engram.core.store.pending import (
     proposal_mac,
     prune,
     read_pending,
+    signed_by_you,
     token_hash,
     user_mac,
     write_pending,
@@ -649,6 +650,12 @@ class WaitingProposal:
     problem: str = ""
 
 
+NOT_YOURS = (
+    "this entry carries no valid signature of yours (shipped with the repository, edited by "
+    "hand or proposed by another user): it can never be approved and its text is not shown"
+)
+
+
 def waiting_proposals(roots: Roots) -> list[WaitingProposal]:
     """The waiting proposals, each read with the one proposal schema."""
     at = now()
@@ -660,6 +667,9 @@ def waiting_proposals(roots: Roots) -> list[WaitingProposal]:
             proposal, problem = Proposal.from_json(entry.get("proposal")), ""
         except ProposalFormatError as exc:
             proposal, problem = None, f"this entry cannot be read ({exc})"
+        if proposal is not None and not signed_by_you(key, entry):
+            # what it says is not shown: anyone with a shell in the project can write it
+            proposal, problem = None, NOT_YOURS
         created = entry.get("created_at")
         out.append(
             WaitingProposal(
