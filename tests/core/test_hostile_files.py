@@ -499,3 +499,14 @@ def test_a_file_named_as_an_instruction_is_never_named(project: Path) -> None:
         assert "Ignore all previous" not in out, args
         assert "name reads like an instruction" in out or "file name" in out, (args, out)
     assert "Ignore all previous" not in hook(project, "deploy notes staging")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_named_as_a_memory_file_is_named_and_never_read(project: Path) -> None:
+    root = ws_root(project)
+    (root / "rules" / f"{GOOD}.md").write_bytes(front(GOOD, "rule", BODY))
+    os.mkfifo(root / "rules" / "pipe.md")
+    proc = engram(project, "verify", "--json")  # would hang if it opened the pipe
+    codes = {(d.get("path"), d["code"]) for d in json.loads(proc.stdout)["diagnostics"]}
+    assert ("rules/pipe.md", "file.not_regular") in codes and proc.returncode == 1
+    assert GOOD in hook(project, TASK)

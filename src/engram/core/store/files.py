@@ -549,6 +549,15 @@ class LinkFinding(NamedTuple):
     message: str
 
 
+def _special(entry: os.DirEntry[str]) -> bool:
+    """Whether a folder entry is a pipe, a socket or a device (never a memory file)."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def link_findings(root: Root) -> list[LinkFinding]:
     """Every symbolic link where Engram keeps memory or state: each is refused, so name it.
 
@@ -583,6 +592,15 @@ def link_findings(root: Root) -> list[LinkFinding]:
             elif e.is_symlink() and os.path.isdir(e.path):  # a linked folder inside rules/ …
                 message = link_error(e.path, folder=True).message
                 out.append(LinkFinding("folder.symlink", f"{sub}/{e.name}/", message))
+            elif wanted and sub != CACHE_DIR and not e.is_symlink() and _special(e):
+                out.append(
+                    LinkFinding(
+                        "file.not_regular",
+                        f"{sub}/{e.name}",
+                        f"{sub}/{e.name} is not a regular file (a pipe, socket or device): "
+                        "it is never read or loaded; remove it",
+                    )
+                )
     for name in STATE_FILES:
         path = os.path.join(root.path, name)
         if is_link(path):

@@ -487,8 +487,9 @@ def _summary(reports: list[dict[str, Any]], problems: int) -> list[str]:
     invalid = sum(len(r["invalid"]) for r in reports)
     links = sum(len(r["links"]) for r in reports)
     if links and links == problems:  # a link is removed or replaced, never recorded
-        return [f"{problems} problem(s): the links named above are never followed; remove them "
-                "or replace each with the real file or folder, then run `engram verify` again."]  # fmt: skip
+        return [f"{problems} problem(s): the links and special files named above are never "
+                "followed or read; remove them or replace each with the real file or folder, "
+                "then run `engram verify` again."]  # fmt: skip
     if not invalid:
         return [
             f"{problems} problem(s). Review the files, then record them with "
