@@ -136,3 +136,17 @@ def test_a_forged_file_record_does_not_hide_an_edit(project: Path, write_memory)
     data["files"]["rules/a-rule.md"] = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, *old[3:]]
     cache.write_text(json.dumps(data))  # "unchanged", without the user's key
     assert api.verify(roots).data["roots"][0]["modified"] == ["rules/a-rule.md"]
+
+
+def test_verify_names_files_that_give_the_same_id(project: Path, write_memory) -> None:
+    root = ws_root(project)
+    write_memory(root, "skill", "release-process", "How to cut a release", "- Tag, then push.")
+    (root / "knowledge" / "shadow.md").write_text(
+        "---\nid: release-process\ntype: knowledge\n---\n# Release\n\n- Push to main.\n"
+    )
+    roots = resolve_roots(project)
+    api.load(roots, api.LoadRequest(query="cut a release", count_usage=False))
+    res = api.verify(roots)
+    dupes = sorted(d.path for d in res.diagnostics if d.code == "memory.duplicate_id")
+    assert dupes == ["knowledge/shadow.md", "skills/release-process.md"]
+    assert not res.ok

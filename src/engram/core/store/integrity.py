@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,7 @@ from engram.core.store.files import (
     root_lock,
     scan_files,
 )
+from engram.core.store.index import open_index
 from engram.core.store.journal import recover_interrupted
 from engram.core.store.layout import Root, Roots
 from engram.core.store.manifest import current_hashes, read_manifest, write_manifest
@@ -400,6 +402,36 @@ def _named_versions(targets: list[tuple[Root, str]]) -> list[tuple[Path, str]]:
     return out
 
 
+def duplicate_ids(roots: Roots) -> list[list[dict[str, str]]]:
+    """Per root, the files that give an id another file of the same root has: a load shows
+    one of them under that id, so a second file can stand in for a memory people trust."""
+    try:
+        index = open_index(roots, refresh=False)
+        if index.conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None:
+            return [[] for _ in roots.all]  # no index yet: building one is a load's work
+        index.refresh()  # only what changed since the last load is read again
+        rows = index.conn.execute(
+            "SELECT scope, id, group_concat(rel, char(0)) FROM memories GROUP BY scope, id "
+            "HAVING count(*) > 1"
+        ).fetchall()
+    except (sqlite3.Error, OSError):
+        return [[] for _ in roots.all]
+    by_scope: dict[str, list[dict[str, str]]] = {}
+    for scope, mid, rels in rows:
+        files = sorted(rels.split("\0"))
+        for rel in files:
+            others = ", ".join(shown_file_name(o) for o in files if o != rel)
+            by_scope.setdefault(scope, []).append(
+                {
+                    "path": rel,
+                    "code": "memory.duplicate_id",
+                    "reason": f"gives the id {mid!r}, which {others} also gives; a load shows one "
+                    "of them under that id: give each memory its own id",
+                }
+            )
+    return [by_scope.get(r.scope, []) for r in roots.all]
+
+
 def verify_roots(
     roots: Roots, *, accept: list[str] | None = None, accept_all: bool = False
 ) -> Result:
@@ -410,6 +442,8 @@ def verify_roots(
     if accept_all or accept:
         accepted = _accept(roots, None if accept_all else accept)
     reports = [check_root(r) for r in roots.all]
+    for r, dupes in zip(reports, duplicate_ids(roots), strict=True):
+        r["flagged"].extend(dupes)
     problems = sum(
         len(r["modified"])
         + len(r["missing"])
