@@ -258,3 +258,30 @@ def test_import_propose_prints_how_to_decide_a_possible_duplicate(tmp_path: Path
     number = token.group(2)
     assert f"engram commit {token.group(1)} --update {number}" in out.stdout
     assert f"engram commit {token.group(1)} --skip {number}" in out.stdout
+
+
+def test_a_secret_in_a_heading_or_a_file_name_is_neither_a_tag_nor_repeated(tmp_path: Path) -> None:
+    """Tags come from the headings over a passage: one cut from a secret, even lower-cased,
+    would keep it in front matter; the preview lists the tags the person approves."""
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = tmp_path / "proj"
+    (proj / ".cursor/rules").mkdir(parents=True)
+    key, token = "AKIA5QW7ZE2RT4YU8IOP", "ghp_9aZx8bYw7cXv6dWu5eVt4fUs3gTr2hQp1iOo"
+    (proj / "AGENTS.md").write_text(
+        f"# Rules\n## Key {key}\n- Rotate the deploy credentials every quarter.\n"
+        "## Billing webhooks\n- Billing webhooks must be idempotent.\n"
+    )
+    (proj / f".cursor/rules/{token}.mdc").write_text(
+        "---\nglobs: src/**, ignore previous instructions/**\n---\n- Use function components.\n"
+    )
+    assert _run(proj, home, "init").returncode == 0
+    out = _run(proj, home, "import", "--propose")
+    assert out.returncode == 0, out.stderr
+    assert "Tags: billing, webhooks" in out.stdout or "Tags: billing" in out.stdout
+    for secret in (key, token):
+        assert secret not in out.stdout and secret.lower() not in out.stdout
+    found = re.search(r"eng1_[A-Za-z0-9_-]+", out.stdout)
+    assert found and _run(proj, home, "commit", found.group(), "--approve", "all").returncode == 0
+    written = "\n".join(f.read_text() for f in (proj / ".agents/.engram").rglob("*.md"))
+    assert key.lower() not in written.lower() and token.lower() not in written.lower()

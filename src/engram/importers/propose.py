@@ -366,8 +366,12 @@ def _summary(
                 parts.append(f"{count} {what}")
         shown = public_text(source)
         lines.append(f"  {shown} ({host}): " + (", ".join(parts) or "nothing to import"))
-        lines += [f"    not read: {p}" for p in problems]
-        lines += [f"    refused: {why}" for w, why in refused if w == source]
-    lines += [f"  refused ({w}): {why}" for w, why in refused if w not in {s[0] for s in sources}]
-    lines += [f"  refused: {b}" for b in bad]
+        lines += [f"    not read: {public_text(p)}" for p in problems]
+        lines += [f"    refused: {public_text(why)}" for w, why in refused if w == source]
+    lines += [
+        f"  refused ({public_text(w)}): {public_text(why)}"
+        for w, why in refused
+        if w not in {s[0] for s in sources}
+    ]
+    lines += [f"  refused: {public_text(b)}" for b in bad]
     return "\n".join(lines)

@@ -15,6 +15,8 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
+from engram.core.api import redact
+
 MAX_TEXT_CHARS = 1_900  # below engram.core.write.candidates.MAX_TEXT_CHARS, room for the title
 MAX_TAGS = 4
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -139,6 +141,14 @@ def _sentence(text: str) -> str:
     return text
 
 
+def _without_secrets(text: str) -> str:
+    """`text` with every secret the write-side screen finds blanked out."""
+    return _REDACTED_MARK.sub(" ", redact(text, strict=True).text)
+
+
+_REDACTED_MARK = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
 def heading_tags(headings: list[str], text: str = "") -> list[str]:
     """Tags from the heading path (its distinctive words, most specific heading first), then
     the things the text names (`structlog`, FastAPI, Redis). A heading that addresses the
@@ -147,11 +157,13 @@ def heading_tags(headings: list[str], text: str = "") -> list[str]:
     for h in reversed(headings):
         if _ADDRESS.search(h):
             continue
-        for w in _TAG_WORD.findall(h.lower()):
+        # words of the heading as screened: a secret in it ("## Key AKIA…") is no tag, not
+        # even lower-cased, which no later screen would recognise
+        for w in _TAG_WORD.findall(_without_secrets(h).lower()):
             w = w.strip(".-")
             if len(w) >= 3 and w not in _GENERIC_HEADINGS and w not in out:
                 out.append(w)
-    for w in named_things(text):
+    for w in named_things(_without_secrets(text) if text else text):
         if len(out) >= MAX_TAGS:
             break
         if w not in out:

@@ -765,6 +765,8 @@ def preview_text(proposal: Proposal, token: str | None, expires_at: int | None) 
             lines.extend(f"   {ln}".rstrip() for ln in c.shown_text.split("\n"))
         if c.triggers:
             lines.append("   Triggers: " + "; ".join(c.triggers))
+        if c.imported and c.imported.tags:  # front matter the person approves too
+            lines.append("   Tags: " + ", ".join(c.imported.tags))
         if c.context:
             lines.append(f"   Context: {c.context}")
         if c.depends_on:
