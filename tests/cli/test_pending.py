@@ -129,3 +129,26 @@ def test_an_unreadable_entry_is_listed_with_the_way_to_decline_it(project: Path)
     assert "engram pending --decline 1" in p.stdout
     p = engram(project, "pending", "--decline", "1")
     assert p.returncode == 0 and "declined" in p.stdout
+
+
+def test_a_pending_file_put_back_from_a_copy_does_not_revive_a_token(project: Path) -> None:
+    """Used and declined tokens are also remembered in the user's own folder: restoring an
+    old copy of the workspace's pending file brings neither back."""
+    path = project / ".agents/.engram/pending-approvals.json"
+    used = propose(project, "TYPE: rule | TEXT: Pin Python.\nTYPE: rule | TEXT: Sign tags.")
+    copy = path.read_bytes()
+    roots = resolve_roots(project)
+    assert api.commit(roots, used["approval_token"], [1]).data["written"]
+    path.write_bytes(copy)
+    with pytest.raises(ApprovalError, match="already used"):
+        api.commit(roots, used["approval_token"], [2])
+    dropped = propose(project, "TYPE: rule | TEXT: Squash merges.")
+    copy = path.read_bytes()
+    assert (
+        engram(project, "pending", "--decline", dropped["proposal_id"], "--reason", "no").returncode
+        == 0
+    )
+    path.write_bytes(copy)
+    with pytest.raises(ApprovalError, match="no"):
+        api.commit(roots, dropped["approval_token"], "all")
+    assert "Squash merges" not in engram(project, "pending").stdout

@@ -13,12 +13,14 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 from engram.core.errors import ContainmentError
 from engram.core.store.files import atomic_write, read_json
-from engram.core.store.layout import Root
+from engram.core.store.layout import Root, user_config_dir
 from engram.core.store.userkey import user_signing_key
 
 PENDING_SCHEMA = 1
@@ -118,6 +120,51 @@ def iso_time(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# The tokens this user has spent or declined, in their own Engram folder: the pending file
+# lives in the workspace, where a copy of it put back would bring a token back to life.
+ENDED_FILE = "ended-tokens.json"
+
+
+def _ended_path() -> Path:
+    return user_config_dir() / ENDED_FILE
+
+
+def ended_token(key: str) -> dict[str, Any] | None:
+    """How this user ended the token with hash `key` ({status, reason}), or None."""
+    try:
+        data = json.loads(_ended_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = data.get(key) if isinstance(data, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def record_ended(key: str, status: str, expires_at: int, reason: str = "") -> None:
+    """Remember, for this user, that the token with hash `key` was used or declined (kept
+    until it would have expired anyway). Best effort: the pending file still says so."""
+    path = _ended_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    at = now()
+    data = {
+        k: v
+        for k, v in data.items()
+        if isinstance(v, dict) and isinstance(v.get("expires_at"), int) and v["expires_at"] > at
+    }
+    data[key] = {"status": status, "reason": reason[:300], "expires_at": int(expires_at)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        aside = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+        aside.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(aside, path)
+    except OSError:
+        pass
+
+
 def spend_token(root: Root, key: str, expires_at: int) -> None:
     """Mark the token with hash `key` used (idempotent). Call under the root's lock.
 
@@ -126,6 +173,7 @@ def spend_token(root: Root, key: str, expires_at: int) -> None:
     """
     entries = read_pending(root)
     prune(entries, now())
+    record_ended(key, "used", int(expires_at))
     if int(expires_at) > now():
         entries[key] = {"status": "used", "expires_at": int(expires_at)}
     else:

@@ -31,12 +31,14 @@ from engram.core.store.layout import TYPE_DIRS, Root, Roots
 from engram.core.store.memoryfiles import find_memory_file, load_memories, read_memory_file
 from engram.core.store.pending import (
     MAX_WAITING,
+    ended_token,
     expiry,
     iso_time,
     now,
     proposal_mac,
     prune,
     read_pending,
+    record_ended,
     signed_by_you,
     token_hash,
     user_mac,
@@ -531,6 +533,10 @@ def take_proposal(
             code="approval.unknown",
         )
     status = entry.get("status")
+    ended = ended_token(key)  # a pending file put back from a copy does not revive a token
+    if ended is not None and status == "pending":
+        status = ended.get("status")
+        entry = {**entry, "reason": ended.get("reason") or entry.get("reason")}
     if status == "used":
         raise ApprovalError(
             "approval token was already used; each token commits once (propose again for "
@@ -614,6 +620,9 @@ def _revoke(root: Root, entries: dict[str, Any], key: str, reason: str) -> Resul
         "reason": (reason or DECLINED_DEFAULT).strip()[:300],
         "expires_at": entry.get("expires_at", int(now()) + TOKEN_TTL_S),
     }
+    expires = entries[key]["expires_at"]
+    record_ended(key, "declined", expires if isinstance(expires, int) else int(now()) + TOKEN_TTL_S,
+                 entries[key]["reason"])  # fmt: skip
     write_pending(root, entries)
     return Result(
         text=f"Proposal {pid} declined; nothing was saved.",
@@ -661,7 +670,8 @@ def waiting_proposals(roots: Roots) -> list[WaitingProposal]:
     at = now()
     entries = read_pending(roots.primary)
     out = []
-    for n, key in enumerate(waiting_keys(entries, at), start=1):
+    live = [k for k in waiting_keys(entries, at) if ended_token(k) is None]
+    for n, key in enumerate(live, start=1):
         entry = entries[key]
         try:
             proposal, problem = Proposal.from_json(entry.get("proposal")), ""
@@ -700,7 +710,7 @@ def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
     with root_lock(root):
         entries = read_pending(root)
         prune(entries, now())
-        keys = waiting_keys(entries, now())
+        keys = [k for k in waiting_keys(entries, now()) if ended_token(k) is None]
         if re.fullmatch(r"\d+", which) and 1 <= int(which) <= len(keys):
             key = keys[int(which) - 1]
         else:
