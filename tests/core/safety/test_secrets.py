@@ -593,3 +593,11 @@ def test_an_openssh_private_key_is_redacted_whole_on_both_sides() -> None:
     for strict in (True, False):
         red = redact(text, strict=strict)
         assert "OPENSSH PRIVATE KEY" not in _text(red) and "private-key" in red.kinds
+
+
+def test_a_token_spelled_out_one_character_at_a_time_is_redacted_whole() -> None:
+    token = "ghp_9aZx8bYw7cXv6dWu5eVt4fUs3gTr2hQp1iOo"
+    text = f"GitHub token for CI: {' '.join(token)} used nightly."
+    out = _text(redact(text))
+    assert "9 a Z x" not in out and out.count("[REDACTED:") == 1
+    assert _text(redact("Steps: a b c d e f and 1 2 3 4 5.")) == "Steps: a b c d e f and 1 2 3 4 5."

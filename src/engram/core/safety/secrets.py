@@ -1703,8 +1703,9 @@ def _national_id_spans(text: str) -> list[Span]:
     return out
 
 
-# A key spaced into short chunks ("sk_l ive_ Y5Gl 6ecp …"): the chunks, joined, are checked.
-_SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{2,12} ){3,}[A-Za-z0-9_+/=-]{2,12}(?!\S)")
+# A key spaced into short chunks ("sk_l ive_ Y5Gl 6ecp …", "g h p _ 1 2 …"): the chunks,
+# joined, are checked against the known formats.
+_SPACED_RUN = lazy_compile(r"(?<!\S)(?:[A-Za-z0-9_+/=-]{1,12} ){3,}[A-Za-z0-9_+/=-]{1,12}(?!\S)")
 # "recovery codes: a b c d": every code of the list, not only the first.
 _CODE_LIST = lazy_compile(
     r"(?i)\b(?:recovery|backup|bypass|rescue|break-?glass|one-time)\s+codes?\b[^:\n]{0,50}:\s*"
@@ -1733,10 +1734,13 @@ def _spaced_and_listed_spans(text: str) -> list[Span]:
             out.append((m.start("val"), m.end("val"), "otp-seed"))
     for m in _SPACED_RUN.finditer(text):
         pieces = m.group(0).split()
-        if sum(_looks_like_word(p) for p in pieces) * 3 > len(pieces):
+        if sum(len(p) > 1 and _looks_like_word(p) for p in pieces) * 3 > len(pieces):
             continue  # words of a sentence, not chunks of a key
         joined = "".join(pieces)
         if _known_format_spans(joined):
+            if sum(len(p) == 1 for p in pieces) * 2 > len(pieces):  # spelled out: one span
+                out.append((m.start(), m.end(), "split-secret"))
+                continue
             out += [(m.start() + p.start(), m.start() + p.end(), "split-secret")
                     for p in re.finditer(r"\S+", m.group(0))]  # fmt: skip
     for m in _CODE_LIST.finditer(text):
