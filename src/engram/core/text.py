@@ -55,12 +55,16 @@ def name_problem(name: str) -> str | None:
     if name.isprintable():
         return None
     at, ch = next((i, c) for i, c in enumerate(name) if not c.isprintable())
-    names = {0x09: "a tab", 0x0A: "a line feed", 0x0D: "a carriage return"}
-    if ord(ch) in names or 0xD800 <= ord(ch) <= 0xDFFF or ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F:
-        what = names.get(ord(ch)) or describe_char(ch)
+    if ch in _LINE_CHARS:
+        what = _LINE_CHARS[ch]
+    elif re.fullmatch(_BAD_ARG_CHAR, ch):  # a control character, an undecodable byte
+        what = describe_char(ch)
     else:
         what = f"the invisible or format character U+{ord(ch):04X}"
     return f"contains {what} at position {at}"
+
+
+_LINE_CHARS = {"\t": "a tab", "\n": "a line feed", "\r": "a carriage return"}
 
 
 def printable(text: str) -> str:

@@ -136,7 +136,7 @@ def _fields(piece: Any) -> dict[str, Any]:
     """What a piece brings besides its text, with nothing of a secret in it: tags cut from
     a secret are dropped, a file name holding one is redacted, a glob holding one dropped."""
     out: dict[str, Any] = {
-        "tags": clean_names(piece.tags, f"{piece.title}\n{piece.text}"),
+        "tags": clean_names(piece.tags, f"{piece.headings}\n{piece.title}\n{piece.text}"),
         "imported_from": public_text(piece.imported_from),
     }
     paths = clean_names(piece.paths, "")

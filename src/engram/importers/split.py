@@ -15,8 +15,6 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
-from engram.core.api import redact
-
 MAX_TEXT_CHARS = 1_900  # below engram.core.write.candidates.MAX_TEXT_CHARS, room for the title
 MAX_TAGS = 4
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -93,6 +91,9 @@ class Piece:
     tags: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     titled_by_text: bool = False  # the title is the text's first clause (made again once redacted)
+    # the headings over the passage, which its tags are cut from (so a tag cut from a secret
+    # in a heading is known for one and dropped, see `importers.propose`)
+    headings: str = ""
     markdown: str = ""  # the passage as written (code spans and fences byte for byte), or ""
 
     @property
@@ -141,14 +142,6 @@ def _sentence(text: str) -> str:
     return text
 
 
-def _without_secrets(text: str) -> str:
-    """`text` with every secret the write-side screen finds blanked out."""
-    return _REDACTED_MARK.sub(" ", redact(text, strict=True).text)
-
-
-_REDACTED_MARK = re.compile(r"\[REDACTED:[^\]]*\]")
-
-
 def heading_tags(headings: list[str], text: str = "") -> list[str]:
     """Tags from the heading path (its distinctive words, most specific heading first), then
     the things the text names (`structlog`, FastAPI, Redis). A heading that addresses the
@@ -157,13 +150,11 @@ def heading_tags(headings: list[str], text: str = "") -> list[str]:
     for h in reversed(headings):
         if _ADDRESS.search(h):
             continue
-        # words of the heading as screened: a secret in it ("## Key AKIA…") is no tag, not
-        # even lower-cased, which no later screen would recognise
-        for w in _TAG_WORD.findall(_without_secrets(h).lower()):
+        for w in _TAG_WORD.findall(h.lower()):
             w = w.strip(".-")
             if len(w) >= 3 and w not in _GENERIC_HEADINGS and w not in out:
                 out.append(w)
-    for w in named_things(_without_secrets(text) if text else text):
+    for w in named_things(text):
         if len(out) >= MAX_TAGS:
             break
         if w not in out:
@@ -799,9 +790,8 @@ def split_markdown(
                 title = statement_title(statements[0]) if one else heading
                 if len(body_text) > MAX_TEXT_CHARS:
                     body_text = body_text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
-                tags = heading_tags(
-                    [*headings, chunk.title] if chunk.title else headings, body_text
-                )
+                over = [*headings, chunk.title] if chunk.title else headings
+                tags = heading_tags(over, body_text)
                 for t in extra_tags or []:
                     if t not in tags and len(tags) < MAX_TAGS:
                         tags.append(t)
@@ -818,6 +808,7 @@ def split_markdown(
                         paths=list(paths or []),
                         titled_by_text=one or not title,
                         markdown=markdown,
+                        headings="\n".join(over),
                     )
                 )
     return _own_titles(out, leads)

@@ -1978,8 +1978,7 @@ def _all_spans(text: str, depth: int) -> list[Span]:
         and not _sops_encrypted(text, sp[0])
         and not _sealed(text, sp[0])
         and not _in_password_hash(text, sp[0])
-        and not _labelled_public(text, sp)
-        and not _labelled_example(text, sp)
+        and not _labelled_harmless(text, sp)
     ]
 
 
@@ -2037,24 +2036,24 @@ _PUBLIC_LABEL = lazy_compile(
 )
 
 
-def _labelled_public(text: str, span: Span) -> bool:
-    if span[2] != "high-entropy-string":
-        return False
-    line_start = text.rfind("\n", 0, span[0]) + 1
-    return bool(_PUBLIC_LABEL.search(text, max(line_start, span[0] - 60), span[0]))
-
-
 # A personal number its writer calls an example ("Published example henkilötunnus …",
 # "Registry example IBAN for Gibraltar: …"): documentation, not a person's.
 _EXAMPLE_LABEL = lazy_compile(r"(?i)\b(?:example|sample|specimen|fictitious|published)\b")
 _EXAMPLE_KINDS = frozenset({"iban", "national-id", "card-number", "phone", "bank-account"})
+# (the kinds, the label that makes them harmless, how far before the value it may stand)
+_HARMLESS_LABELS = (
+    (frozenset({"high-entropy-string"}), _PUBLIC_LABEL, 60),
+    (_EXAMPLE_KINDS, _EXAMPLE_LABEL, 50),
+)
 
 
-def _labelled_example(text: str, span: Span) -> bool:
-    if span[2] not in _EXAMPLE_KINDS:
-        return False
+def _labelled_harmless(text: str, span: Span) -> bool:
+    """Whether the words just before a span, on its line, call it public or an example."""
     line_start = text.rfind("\n", 0, span[0]) + 1
-    return bool(_EXAMPLE_LABEL.search(text, max(line_start, span[0] - 50), span[0]))
+    return any(
+        span[2] in kinds and label.search(text, max(line_start, span[0] - width), span[0])
+        for kinds, label, width in _HARMLESS_LABELS
+    )
 
 
 def _sops_encrypted(text: str, at: int) -> bool:

@@ -786,20 +786,14 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
     if idx is None:
         diagnostics: list[tuple[str, str, str]] = []
         conn: sqlite3.Connection | None = None
+        why_in_memory = f"cannot write the index under {path.parent}"
         try:
             conn = _connect(_contained(roots, path))
             token = _owner_token(path)
             if token is None:
                 conn.close()
                 conn = None
-                diagnostics.append(
-                    (
-                        "info",
-                        "index.in_memory",
-                        "no per-user key in your Engram folder to mark the search index as "
-                        "yours; using a temporary in-memory index",
-                    )
-                )
+                why_in_memory = "no per-user key in your Engram folder marks the index as yours"
             elif not _owned(conn, token):
                 conn.close()
                 _remove_index_files(roots, path)
@@ -840,14 +834,9 @@ def open_index(roots: Roots, *, refresh: bool = True) -> Index:
             conn = None
         if conn is None:
             conn = _connect(None)
-            if not any(code == "index.in_memory" for _level, code, _msg in diagnostics):
-                diagnostics.append(
-                    (
-                        "info",
-                        "index.in_memory",
-                        f"cannot write the index under {path.parent}; using a temporary in-memory index",
-                    )
-                )
+            diagnostics.append(
+                ("info", "index.in_memory", f"{why_in_memory}; using a temporary in-memory index")
+            )
             path_used = None
         else:
             path_used = path

@@ -104,3 +104,16 @@ def user_config_dir() -> Path:
 
 def user_config_path() -> Path:
     return user_config_dir() / CONFIG_FILE
+
+
+def replace_private_file(path: Path, text: str) -> None:
+    """Write `text` to a file of the user's own Engram folder whole or not at all: written
+    aside, flushed, readable by the user alone, then moved into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    with open(aside, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(aside, 0o600)
+    os.replace(aside, path)

@@ -13,14 +13,15 @@ import datetime as dt
 import hashlib
 import hmac
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+
 from engram.core.errors import ContainmentError
 from engram.core.store.files import atomic_write, read_json
-from engram.core.store.layout import Root, user_config_dir
+from engram.core.store.layout import Root, replace_private_file, user_config_dir
 from engram.core.store.userkey import user_signing_key
 
 PENDING_SCHEMA = 1
@@ -129,14 +130,15 @@ def _ended_path() -> Path:
     return user_config_dir() / ENDED_FILE
 
 
-def ended_token(key: str) -> dict[str, Any] | None:
-    """How this user ended the token with hash `key` ({status, reason}), or None."""
+def ended_tokens() -> dict[str, dict[str, Any]]:
+    """token hash → how this user ended it ({status, reason, expires_at})."""
     try:
         data = json.loads(_ended_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    entry = data.get(key) if isinstance(data, dict) else None
-    return entry if isinstance(entry, dict) else None
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
 
 
 def record_ended(key: str, status: str, expires_at: int, reason: str = "") -> None:
@@ -144,24 +146,17 @@ def record_ended(key: str, status: str, expires_at: int, reason: str = "") -> No
     until it would have expired anyway). Best effort: the pending file still says so."""
     path = _ended_path()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    at = now()
-    data = {
-        k: v
-        for k, v in data.items()
-        if isinstance(v, dict) and isinstance(v.get("expires_at"), int) and v["expires_at"] > at
-    }
-    data[key] = {"status": status, "reason": reason[:300], "expires_at": int(expires_at)}
-    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        aside = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-        aside.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(aside, path)
-    except OSError:
+        with FileLock(str(path.with_name(f".{path.name}.lock")), timeout=10):
+            at = now()
+            data = {
+                k: v
+                for k, v in ended_tokens().items()
+                if isinstance(v.get("expires_at"), int) and v["expires_at"] > at
+            }
+            data[key] = {"status": status, "reason": reason[:300], "expires_at": int(expires_at)}
+            replace_private_file(path, json.dumps(data))
+    except (OSError, Timeout):
         pass
 
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 
 from filelock import FileLock
 
-from engram.core.store.layout import user_config_dir
+from engram.core.store.layout import replace_private_file, user_config_dir
 
 REVIEWS_FILE = "reviewed-files.json"
 MAX_REVIEWS = 5000  # the oldest records go first; a person re-accepts a file if needed
@@ -80,11 +79,5 @@ def record_reviews(files: list[tuple[Path, str]]) -> None:
             reviews.pop(key, None)  # re-accepting moves it to the newest end
             reviews[key] = {"path": os.path.realpath(file_path), "hash": content_hash, "at": at}
         kept = dict(list(reviews.items())[-MAX_REVIEWS:])
-        aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        with open(aside, "w", encoding="utf-8") as fh:
-            json.dump({"version": 1, "files": kept}, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(aside, 0o600)
-        os.replace(aside, path)
+        replace_private_file(path, json.dumps({"version": 1, "files": kept}, indent=1))
         _CACHE.clear()

@@ -31,7 +31,7 @@ from engram.core.store.layout import TYPE_DIRS, Root, Roots
 from engram.core.store.memoryfiles import find_memory_file, load_memories, read_memory_file
 from engram.core.store.pending import (
     MAX_WAITING,
-    ended_token,
+    ended_tokens,
     expiry,
     iso_time,
     now,
@@ -533,7 +533,7 @@ def take_proposal(
             code="approval.unknown",
         )
     status = entry.get("status")
-    ended = ended_token(key)  # a pending file put back from a copy does not revive a token
+    ended = ended_tokens().get(key)  # a pending file put back from a copy does not revive it
     if ended is not None and status == "pending":
         status = ended.get("status")
         entry = {**entry, "reason": ended.get("reason") or entry.get("reason")}
@@ -620,9 +620,8 @@ def _revoke(root: Root, entries: dict[str, Any], key: str, reason: str) -> Resul
         "reason": (reason or DECLINED_DEFAULT).strip()[:300],
         "expires_at": entry.get("expires_at", int(now()) + TOKEN_TTL_S),
     }
-    expires = entries[key]["expires_at"]
-    record_ended(key, "declined", expires if isinstance(expires, int) else int(now()) + TOKEN_TTL_S,
-                 entries[key]["reason"])  # fmt: skip
+    until = int(expiry(entries[key])) or int(now()) + TOKEN_TTL_S
+    record_ended(key, "declined", until, entries[key]["reason"])
     write_pending(root, entries)
     return Result(
         text=f"Proposal {pid} declined; nothing was saved.",
@@ -670,7 +669,8 @@ def waiting_proposals(roots: Roots) -> list[WaitingProposal]:
     at = now()
     entries = read_pending(roots.primary)
     out = []
-    live = [k for k in waiting_keys(entries, at) if ended_token(k) is None]
+    ended = ended_tokens()
+    live = [k for k in waiting_keys(entries, at) if k not in ended]
     for n, key in enumerate(live, start=1):
         entry = entries[key]
         try:
@@ -710,7 +710,8 @@ def decline_waiting(roots: Roots, which: str, reason: str) -> Result:
     with root_lock(root):
         entries = read_pending(root)
         prune(entries, now())
-        keys = [k for k in waiting_keys(entries, now()) if ended_token(k) is None]
+        ended = ended_tokens()
+        keys = [k for k in waiting_keys(entries, now()) if k not in ended]
         if re.fullmatch(r"\d+", which) and 1 <= int(which) <= len(keys):
             key = keys[int(which) - 1]
         else:
